@@ -1,0 +1,570 @@
+//! The C ABI: `dqs_*` functions over an opaque `DqsQueue` handle.
+//!
+//! This is what the Perl XS glue (and any C program) calls; cbindgen turns
+//! it into `include/data_queue_shared.h`. Rules:
+//!
+//! * No panic crosses this boundary: the crate is built with
+//!   `panic = "abort"` and nothing here unwraps on caller input.
+//! * Constructors return a handle or NULL; on NULL, `*err` holds a message
+//!   and the OS error number. The handle is owned by the caller and freed
+//!   with [`dqs_close`] exactly once. A handle may be used from any thread
+//!   and inherited across `fork` (each process closes its own copy).
+//! * Non-blocking calls return [`DQS_DONE`] or [`DQS_NONE`] (full/empty).
+//!   Blocking calls may also return [`DQS_INTERRUPTED`]: a signal arrived,
+//!   nothing happened, and the caller should run its handlers and call again
+//!   with the same [`Deadline`] (`DqsDeadline` in C).
+//! * Integer values cross as `int64_t`; Int32 and Int16 queues truncate as a
+//!   C cast does and sign-extend on the way out.
+
+use std::ffi::{c_char, c_int, CStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use crate::error::Error;
+use crate::futex::Deadline;
+use crate::intq::IntQueue;
+use crate::layout::Variant;
+use crate::wait::Waited;
+use crate::Stats;
+
+/// The operation happened (pushed, popped, peeked).
+pub const DQS_DONE: c_int = 1;
+/// Nothing to do: full, empty, or the deadline passed.
+pub const DQS_NONE: c_int = 0;
+/// A signal interrupted a blocking call; retry with the same deadline.
+pub const DQS_INTERRUPTED: c_int = -1;
+/// The call failed; see the error out-parameter.
+pub const DQS_ERROR: c_int = -2;
+
+/// Variant codes, as stored in the header (see `layout::Variant`).
+pub const DQS_INT64: u32 = 1;
+/// 32-bit integer queue.
+pub const DQS_INT32: u32 = 2;
+/// 16-bit integer queue.
+pub const DQS_INT16: u32 = 3;
+/// String queue.
+pub const DQS_STR: u32 = 4;
+
+/// Error kinds reported in [`DqsError::kind`].
+pub const DQS_E_ARG: c_int = 1;
+/// An OS call failed ([`DqsError::os_errno`] says which error).
+pub const DQS_E_IO: c_int = 2;
+/// Not a queue of this variant, or a corrupt header.
+pub const DQS_E_INCOMPATIBLE: c_int = 3;
+/// An interrupted create left a partial header.
+pub const DQS_E_INCOMPLETE: c_int = 4;
+/// The fd is too small to hold a header.
+pub const DQS_E_TOO_SMALL: c_int = 5;
+/// The operation does not apply to this queue.
+pub const DQS_E_UNSUPPORTED: c_int = 6;
+
+/// Where a failed call describes its failure.
+#[repr(C)]
+pub struct DqsError {
+    /// One of the `DQS_E_*` kinds.
+    pub kind: c_int,
+    /// The OS error number for `DQS_E_IO`, else 0.
+    pub os_errno: c_int,
+    /// A NUL-terminated one-line message without a trailing newline.
+    pub msg: [c_char; 512],
+}
+
+fn set_error(err: *mut DqsError, e: &Error) {
+    if err.is_null() {
+        return;
+    }
+    let kind = match e {
+        Error::InvalidArgument(_) => DQS_E_ARG,
+        Error::Io { .. } => DQS_E_IO,
+        Error::Incompatible(_) => DQS_E_INCOMPATIBLE,
+        Error::IncompleteCreate(_) => DQS_E_INCOMPLETE,
+        Error::TooSmall(_) => DQS_E_TOO_SMALL,
+        Error::Unsupported(_) => DQS_E_UNSUPPORTED,
+    };
+    let text = e.to_string();
+    // SAFETY: the caller passed a valid, writable DqsError.
+    let err = unsafe { &mut *err };
+    err.kind = kind;
+    err.os_errno = e.raw_os_error().unwrap_or(0);
+    let n = text.len().min(err.msg.len() - 1);
+    for (d, s) in err.msg.iter_mut().zip(text.as_bytes()[..n].iter()) {
+        *d = *s as c_char;
+    }
+    err.msg[n] = 0;
+}
+
+enum Kind {
+    I64(IntQueue<i64>),
+    I32(IntQueue<i32>),
+    I16(IntQueue<i16>),
+}
+
+/// An open queue handle (opaque).
+pub struct DqsQueue {
+    kind: Kind,
+}
+
+macro_rules! with_int {
+    ($q:expr, $iq:ident => $body:expr, $other:expr) => {
+        match &$q.kind {
+            Kind::I64($iq) => $body,
+            Kind::I32($iq) => $body,
+            Kind::I16($iq) => $body,
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
+}
+
+fn boxed(kind: crate::Result<Kind>, err: *mut DqsError) -> *mut DqsQueue {
+    match kind {
+        Ok(kind) => Box::into_raw(Box::new(DqsQueue { kind })),
+        Err(e) => {
+            set_error(err, &e);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+fn bad_variant(variant: u32) -> Error {
+    Error::InvalidArgument(format!("unknown queue variant {variant}"))
+}
+
+/// Create or attach to the queue file `path` (NUL-terminated). `capacity`
+/// is rounded up to a power of two; `arena` (Str only, 0 = default) is the
+/// string arena size; `mode` applies to a newly created file. An existing
+/// file's stored geometry wins. Returns NULL and fills `*err` on failure.
+///
+/// # Safety
+/// `path` must be a valid NUL-terminated string; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_open_path(
+    path: *const c_char,
+    variant: u32,
+    capacity: u64,
+    arena: u64,
+    mode: u32,
+    err: *mut DqsError,
+) -> *mut DqsQueue {
+    let _ = arena;
+    // SAFETY: the caller guarantees a NUL-terminated string.
+    let c = unsafe { CStr::from_ptr(path) };
+    let p = Path::new(std::ffi::OsStr::from_bytes(c.to_bytes()));
+    boxed(
+        match Variant::from_u32(variant) {
+            Some(Variant::Int64) => IntQueue::open(p, capacity, mode).map(Kind::I64),
+            Some(Variant::Int32) => IntQueue::open(p, capacity, mode).map(Kind::I32),
+            Some(Variant::Int16) => IntQueue::open(p, capacity, mode).map(Kind::I16),
+            _ => Err(bad_variant(variant)),
+        },
+        err,
+    )
+}
+
+/// Create a queue in anonymous shared memory (shared with children forked
+/// afterwards). Returns NULL and fills `*err` on failure.
+///
+/// # Safety
+/// `err` must be null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_open_anon(
+    variant: u32,
+    capacity: u64,
+    arena: u64,
+    err: *mut DqsError,
+) -> *mut DqsQueue {
+    let _ = arena;
+    boxed(
+        match Variant::from_u32(variant) {
+            Some(Variant::Int64) => IntQueue::anonymous(capacity).map(Kind::I64),
+            Some(Variant::Int32) => IntQueue::anonymous(capacity).map(Kind::I32),
+            Some(Variant::Int16) => IntQueue::anonymous(capacity).map(Kind::I16),
+            _ => Err(bad_variant(variant)),
+        },
+        err,
+    )
+}
+
+/// Create a queue in a new memfd labelled `name` (close-on-exec, sealed
+/// against resizing); [`dqs_memfd`] returns its fd. NULL and `*err` on failure.
+///
+/// # Safety
+/// `name` must be a valid NUL-terminated string; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_open_memfd(
+    name: *const c_char,
+    variant: u32,
+    capacity: u64,
+    arena: u64,
+    err: *mut DqsError,
+) -> *mut DqsQueue {
+    let _ = arena;
+    // SAFETY: the caller guarantees a NUL-terminated string.
+    let name = unsafe { CStr::from_ptr(name) };
+    boxed(
+        match Variant::from_u32(variant) {
+            Some(Variant::Int64) => IntQueue::memfd(name, capacity).map(Kind::I64),
+            Some(Variant::Int32) => IntQueue::memfd(name, capacity).map(Kind::I32),
+            Some(Variant::Int16) => IntQueue::memfd(name, capacity).map(Kind::I16),
+            _ => Err(bad_variant(variant)),
+        },
+        err,
+    )
+}
+
+/// Attach to the queue behind `fd`, which is duplicated (`F_DUPFD_CLOEXEC`):
+/// the caller's fd is untouched and stays the caller's to close.
+///
+/// # Safety
+/// `err` must be null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_open_fd(fd: c_int, variant: u32, err: *mut DqsError) -> *mut DqsQueue {
+    boxed(
+        match Variant::from_u32(variant) {
+            Some(Variant::Int64) => IntQueue::from_fd(fd).map(Kind::I64),
+            Some(Variant::Int32) => IntQueue::from_fd(fd).map(Kind::I32),
+            Some(Variant::Int16) => IntQueue::from_fd(fd).map(Kind::I16),
+            _ => Err(bad_variant(variant)),
+        },
+        err,
+    )
+}
+
+/// Unmap and free the handle (and close its own fd). Shared state is not
+/// touched: other processes keep using the queue. NULL is ignored.
+///
+/// # Safety
+/// `q` must be null or a handle from a `dqs_open_*` call not yet closed.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_close(q: *mut DqsQueue) {
+    if !q.is_null() {
+        // SAFETY: the caller passes a live handle exactly once.
+        drop(unsafe { Box::from_raw(q) });
+    }
+}
+
+/// The handle's variant (`DQS_INT64` ...).
+///
+/// # Safety
+/// `q` must be a live handle (as for every function below).
+#[no_mangle]
+pub unsafe extern "C" fn dqs_variant(q: *const DqsQueue) -> u32 {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    match q.kind {
+        Kind::I64(_) => DQS_INT64,
+        Kind::I32(_) => DQS_INT32,
+        Kind::I16(_) => DQS_INT16,
+    }
+}
+
+/// The file path (NUL-terminated, owned by the handle), or NULL for
+/// anonymous and memfd queues.
+///
+/// # Safety
+/// Live handle; the string lives as long as the handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_path(q: *const DqsQueue) -> *const c_char {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    with_int!(q, iq => iq.path().map_or(std::ptr::null(), |p| p.as_ptr()), std::ptr::null())
+}
+
+/// The memfd (or fd attached with [`dqs_open_fd`]), or -1.
+///
+/// # Safety
+/// Live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_memfd(q: *const DqsQueue) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    with_int!(q, iq => iq.fd(), -1)
+}
+
+/// Slot count.
+///
+/// # Safety
+/// Live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_capacity(q: *const DqsQueue) -> u64 {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    with_int!(q, iq => iq.capacity(), 0)
+}
+
+/// Items in the queue (a snapshot).
+///
+/// # Safety
+/// Live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_size(q: *const DqsQueue) -> u64 {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    with_int!(q, iq => iq.len(), 0)
+}
+
+/// Remove every item and wake every blocked producer; returns how many
+/// items were removed.
+///
+/// # Safety
+/// Live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_clear(q: *const DqsQueue) -> u64 {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    with_int!(q, iq => iq.clear(), 0)
+}
+
+/// `msync` the mapping. Returns 0, or -1 with `*err` filled.
+///
+/// # Safety
+/// Live handle; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_sync(q: *const DqsQueue, err: *mut DqsError) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    match with_int!(q, iq => iq.sync(), Ok(())) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_error(err, &e);
+            -1
+        }
+    }
+}
+
+/// Fill `*out` with the queue's counters.
+///
+/// # Safety
+/// Live handle; `out` valid for writing.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_stats(q: *const DqsQueue, out: *mut Stats) {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    let s = with_int!(q, iq => iq.stats(), Stats::default());
+    // SAFETY: the caller passes a writable Stats.
+    unsafe { out.write(s) };
+}
+
+/// Remove the handle's backing file. Returns 0, or -1 with `*err` filled
+/// (`DQS_E_UNSUPPORTED` for anonymous and memfd queues).
+///
+/// # Safety
+/// Live handle; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_unlink(q: *const DqsQueue, err: *mut DqsError) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    match with_int!(q, iq => iq.unlink(), Ok(())) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_error(err, &e);
+            -1
+        }
+    }
+}
+
+/// Remove the queue file at `path`. Returns 0, or -1 with `*err` filled.
+///
+/// # Safety
+/// `path` NUL-terminated; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_unlink_path(path: *const c_char, err: *mut DqsError) -> c_int {
+    // SAFETY: the caller guarantees a NUL-terminated string.
+    let c = unsafe { CStr::from_ptr(path) };
+    match crate::region::unlink(Path::new(std::ffi::OsStr::from_bytes(c.to_bytes()))) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_error(err, &e);
+            -1
+        }
+    }
+}
+
+/// The deadline `timeout` seconds from now. Negative or infinite timeouts
+/// (and NaN) never expire; 0 has already expired (try once).
+#[no_mangle]
+pub extern "C" fn dqs_deadline(timeout: f64) -> Deadline {
+    Deadline::after_secs(timeout)
+}
+
+fn status<R>(w: Waited<R>, out: impl FnOnce(R)) -> c_int {
+    match w {
+        Waited::Done(r) => {
+            out(r);
+            DQS_DONE
+        }
+        Waited::TimedOut => DQS_NONE,
+        Waited::Interrupted => DQS_INTERRUPTED,
+    }
+}
+
+/// Push `v` (truncated to the queue's width). `DQS_DONE` or `DQS_NONE` (full).
+///
+/// # Safety
+/// Live integer-queue handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_int_push(q: *const DqsQueue, v: i64) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    let ok = match &q.kind {
+        Kind::I64(iq) => iq.push(v),
+        Kind::I32(iq) => iq.push(v as i32),
+        Kind::I16(iq) => iq.push(v as i16),
+    };
+    ok as c_int
+}
+
+/// Pop into `*out`. `DQS_DONE` or `DQS_NONE` (empty).
+///
+/// # Safety
+/// Live integer-queue handle; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_int_pop(q: *const DqsQueue, out: *mut i64) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    let v = match &q.kind {
+        Kind::I64(iq) => iq.pop(),
+        Kind::I32(iq) => iq.pop().map(i64::from),
+        Kind::I16(iq) => iq.pop().map(i64::from),
+    };
+    match v {
+        Some(v) => {
+            // SAFETY: writable per the contract.
+            unsafe { out.write(v) };
+            DQS_DONE
+        }
+        None => DQS_NONE,
+    }
+}
+
+/// Look at the oldest item without taking it (best effort under
+/// concurrency). `DQS_DONE` or `DQS_NONE` (empty).
+///
+/// # Safety
+/// Live integer-queue handle; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_int_peek(q: *const DqsQueue, out: *mut i64) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    let v = match &q.kind {
+        Kind::I64(iq) => iq.peek(),
+        Kind::I32(iq) => iq.peek().map(i64::from),
+        Kind::I16(iq) => iq.peek().map(i64::from),
+    };
+    match v {
+        Some(v) => {
+            // SAFETY: writable per the contract.
+            unsafe { out.write(v) };
+            DQS_DONE
+        }
+        None => DQS_NONE,
+    }
+}
+
+/// Push `v`, sleeping while full, until `*deadline`. `DQS_DONE`,
+/// `DQS_NONE` (timed out) or `DQS_INTERRUPTED`.
+///
+/// # Safety
+/// Live integer-queue handle; `deadline` valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_int_push_wait(
+    q: *const DqsQueue,
+    v: i64,
+    deadline: *const Deadline,
+) -> c_int {
+    // SAFETY: live handle and deadline.
+    let (q, d) = unsafe { (&*q, &*deadline) };
+    let w = match &q.kind {
+        Kind::I64(iq) => iq.push_wait(v, d),
+        Kind::I32(iq) => iq.push_wait(v as i32, d),
+        Kind::I16(iq) => iq.push_wait(v as i16, d),
+    };
+    status(w, |()| ())
+}
+
+/// Pop into `*out`, sleeping while empty, until `*deadline`. `DQS_DONE`,
+/// `DQS_NONE` (timed out) or `DQS_INTERRUPTED`.
+///
+/// # Safety
+/// Live integer-queue handle; `out` writable; `deadline` valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_int_pop_wait(
+    q: *const DqsQueue,
+    out: *mut i64,
+    deadline: *const Deadline,
+) -> c_int {
+    // SAFETY: live handle and deadline.
+    let (q, d) = unsafe { (&*q, &*deadline) };
+    let w = match &q.kind {
+        Kind::I64(iq) => iq.pop_wait(d),
+        Kind::I32(iq) => match iq.pop_wait(d) {
+            Waited::Done(v) => Waited::Done(i64::from(v)),
+            Waited::TimedOut => Waited::TimedOut,
+            Waited::Interrupted => Waited::Interrupted,
+        },
+        Kind::I16(iq) => match iq.pop_wait(d) {
+            Waited::Done(v) => Waited::Done(i64::from(v)),
+            Waited::TimedOut => Waited::TimedOut,
+            Waited::Interrupted => Waited::Interrupted,
+        },
+    };
+    // SAFETY: writable per the contract.
+    status(w, |v| unsafe { out.write(v) })
+}
+
+/// Push `vals[0..n]` in order until one does not fit; returns how many
+/// were pushed.
+///
+/// # Safety
+/// Live integer-queue handle; `vals` readable for `n` items.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_int_push_multi(q: *const DqsQueue, vals: *const i64, n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    // SAFETY: live handle; `vals` holds `n` items.
+    let (q, vals) = unsafe { (&*q, std::slice::from_raw_parts(vals, n)) };
+    match &q.kind {
+        Kind::I64(iq) => iq.push_multi(vals.iter().copied()),
+        Kind::I32(iq) => iq.push_multi(vals.iter().map(|&v| v as i32)),
+        Kind::I16(iq) => iq.push_multi(vals.iter().map(|&v| v as i16)),
+    }
+}
+
+/// Pop up to `n` items into `out[0..]`; returns how many.
+///
+/// # Safety
+/// Live integer-queue handle; `out` writable for `n` items.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_int_pop_multi(q: *const DqsQueue, out: *mut i64, n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    // SAFETY: live handle; `out` holds `n` writable items.
+    let (q, out) = unsafe { (&*q, std::slice::from_raw_parts_mut(out, n)) };
+    fn widen<T: crate::ring::Element>(iq: &IntQueue<T>, out: &mut [i64]) -> usize {
+        const CHUNK: usize = 64;
+        let mut buf = [iq_zero::<T>(); CHUNK];
+        let mut done = 0;
+        while done < out.len() {
+            let want = (out.len() - done).min(CHUNK);
+            let got = iq.pop_multi(&mut buf[..want]);
+            for (d, s) in out[done..done + got].iter_mut().zip(&buf[..got]) {
+                *d = s.to_i64();
+            }
+            done += got;
+            if got < want {
+                break;
+            }
+        }
+        done
+    }
+    fn iq_zero<T: crate::ring::Element>() -> T {
+        T::from_i64(0)
+    }
+    match &q.kind {
+        Kind::I64(iq) => iq.pop_multi(out),
+        Kind::I32(iq) => widen(iq, out),
+        Kind::I16(iq) => widen(iq, out),
+    }
+}

@@ -1,0 +1,191 @@
+//! Process-shared futex wait and wake, and the absolute deadline they use.
+//!
+//! Waits use `FUTEX_WAIT_BITSET` with an absolute `CLOCK_MONOTONIC` deadline,
+//! so a wait interrupted by a signal resumes with exactly the time left and a
+//! wall-clock jump changes nothing. The futex words live in shared memory, so
+//! the private (`FUTEX_PRIVATE_FLAG`) variants must not be used.
+
+use crate::sync::AtomicU32;
+
+/// An absolute point on `CLOCK_MONOTONIC`, or "never".
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deadline {
+    /// Seconds of the monotonic clock.
+    pub sec: i64,
+    /// Nanoseconds, `0..1_000_000_000`.
+    pub nsec: i64,
+    /// 1 when the wait has no end (then `sec`/`nsec` are ignored).
+    pub forever: i32,
+}
+
+/// The longest finite timeout honoured; longer ones wait forever. (About 31
+/// years: far enough that nobody notices, near enough that no sum overflows.)
+const MAX_TIMEOUT_SECS: f64 = 1.0e9;
+
+impl Deadline {
+    /// A deadline that never comes.
+    pub const FOREVER: Deadline = Deadline {
+        sec: 0,
+        nsec: 0,
+        forever: 1,
+    };
+
+    /// `timeout` seconds from now. Negative, infinite or NaN timeouts wait
+    /// forever; 0 is a deadline already past (try once).
+    pub fn after_secs(timeout: f64) -> Deadline {
+        if timeout.is_nan() || timeout < 0.0 || timeout > MAX_TIMEOUT_SECS {
+            return Deadline::FOREVER;
+        }
+        let now = monotonic_now();
+        let whole = timeout.trunc();
+        let frac = ((timeout - whole) * 1e9) as i64;
+        let mut sec = now.0 + whole as i64;
+        let mut nsec = now.1 + frac;
+        if nsec >= 1_000_000_000 {
+            sec += 1;
+            nsec -= 1_000_000_000;
+        }
+        Deadline {
+            sec,
+            nsec,
+            forever: 0,
+        }
+    }
+
+    /// Whether the deadline has passed.
+    pub fn expired(&self) -> bool {
+        if self.forever != 0 {
+            return false;
+        }
+        let (s, n) = monotonic_now();
+        (s, n) >= (self.sec, self.nsec)
+    }
+
+    /// Seconds left (0 when past; `None` when forever).
+    pub fn remaining_secs(&self) -> Option<f64> {
+        if self.forever != 0 {
+            return None;
+        }
+        let (s, n) = monotonic_now();
+        let left = (self.sec - s) as f64 + (self.nsec - n) as f64 / 1e9;
+        Some(left.max(0.0))
+    }
+}
+
+fn monotonic_now() -> (i64, i64) {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec, ts.tv_nsec)
+}
+
+/// How a wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitResult {
+    /// Woken, or the word no longer held the expected value: look again.
+    Woken,
+    /// The deadline passed.
+    TimedOut,
+    /// A signal arrived; the caller must let its handler run.
+    Interrupted,
+}
+
+/// Sleep while `*word == expected`, until woken or `deadline`.
+#[cfg(not(loom))]
+pub fn wait(word: &AtomicU32, expected: u32, deadline: &Deadline) -> WaitResult {
+    let ts;
+    let tsp = if deadline.forever != 0 {
+        std::ptr::null()
+    } else {
+        ts = libc::timespec {
+            tv_sec: deadline.sec,
+            tv_nsec: deadline.nsec,
+        };
+        &ts as *const libc::timespec
+    };
+    // SAFETY: `word` points to a live, 4-byte aligned u32 in a mapping that
+    // outlives this call; `tsp` is null or points to `ts` on this stack.
+    // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT_BITSET,
+            expected,
+            tsp,
+            std::ptr::null::<u32>(),
+            libc::FUTEX_BITSET_MATCH_ANY,
+        )
+    };
+    if rc == 0 {
+        return WaitResult::Woken;
+    }
+    match std::io::Error::last_os_error().raw_os_error() {
+        Some(libc::ETIMEDOUT) => WaitResult::TimedOut,
+        Some(libc::EINTR) => WaitResult::Interrupted,
+        // EAGAIN: the word changed before we slept. Anything else is
+        // treated the same way: the caller re-checks its condition.
+        _ => WaitResult::Woken,
+    }
+}
+
+/// Wake up to `n` sleepers on `word`.
+#[cfg(not(loom))]
+pub fn wake(word: &AtomicU32, n: u32) {
+    let n = n.min(i32::MAX as u32) as i32;
+    // SAFETY: `word` points to a live u32 in shared memory; FUTEX_WAKE only
+    // reads its address.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n);
+    }
+}
+
+// Under loom there is no kernel: a "sleep" yields to another thread and
+// reports a wake-up, which keeps every wait loop's re-check honest.
+#[cfg(loom)]
+pub fn wait(_word: &AtomicU32, _expected: u32, _deadline: &Deadline) -> WaitResult {
+    loom::thread::yield_now();
+    WaitResult::Woken
+}
+
+#[cfg(loom)]
+pub fn wake(_word: &AtomicU32, _n: u32) {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_timeout_is_already_expired() {
+        assert!(Deadline::after_secs(0.0).expired());
+    }
+
+    #[test]
+    fn negative_nan_and_inf_wait_forever() {
+        for t in [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300] {
+            assert_eq!(Deadline::after_secs(t).forever, 1, "{t}");
+        }
+    }
+
+    #[test]
+    fn wait_times_out_when_nobody_wakes() {
+        let w = AtomicU32::new(7);
+        let d = Deadline::after_secs(0.05);
+        let t0 = std::time::Instant::now();
+        let mut r = wait(&w, 7, &d);
+        while r == WaitResult::Woken && !d.expired() {
+            r = wait(&w, 7, &d);
+        }
+        assert!(t0.elapsed().as_millis() >= 45);
+    }
+
+    #[test]
+    fn wait_returns_at_once_when_word_differs() {
+        let w = AtomicU32::new(1);
+        assert_eq!(wait(&w, 2, &Deadline::FOREVER), WaitResult::Woken);
+    }
+}

@@ -1,0 +1,264 @@
+//! The on-disk (and in-memory) format: a fixed 256-byte header, then the
+//! slot array, then (Str only) the byte arena.
+//!
+//! Everything here is `#[repr(C)]`, holds offsets rather than pointers and
+//! uses fixed-width integers, so any language that can map a file can attach.
+//! Sizes come from `const fn`s and are checked by compile-time asserts.
+//!
+//! ```text
+//! offset  line  contents
+//!      0     0  geometry, written once at create, read-only afterwards
+//!     64     1  consumer side: head, pop_empty, Str read-side state
+//!    128     2  producer side: tail, push_full, Str write-side state
+//!    192     3  rarely written: waiter counts, futex words, lock, counters
+//!    256        slots: capacity x slot_size bytes
+//!      …        Str: arena_cap bytes of string storage (8-byte aligned)
+//! ```
+//!
+//! The head and tail lines are apart so that a producer and a consumer on
+//! different cores do not bounce one cache line between them; the waiter
+//! counts live on a line of their own because every push and pop reads them
+//! while they change only when somebody blocks.
+
+use crate::sync::{AtomicU32, AtomicU64};
+
+/// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
+/// Bumped whenever the layout below changes incompatibly.
+pub const FORMAT_VERSION: u32 = 1;
+/// Size of the header; slots start here.
+pub const HEADER_SIZE: usize = 256;
+/// Smallest capacity; requests below are raised to it.
+pub const MIN_CAPACITY: u64 = 2;
+/// Largest capacity. 2^30 keeps 32-bit sequence numbers unambiguous (they
+/// must tell "this lap" from "last lap" across a 2 x capacity window) and the
+/// Int64 slot array at 16 GiB.
+pub const MAX_CAPACITY: u64 = 1 << 30;
+/// Smallest Str arena; requests below are raised to it.
+pub const MIN_ARENA: u64 = 4096;
+/// Largest Str arena (4 GiB).
+pub const MAX_ARENA: u64 = 1 << 32;
+/// Largest single Str item (just under 2 GiB).
+pub const MAX_ITEM: u64 = (1 << 31) - 1;
+/// Default arena bytes per slot when none is given.
+pub const DEFAULT_ARENA_PER_SLOT: u64 = 256;
+
+/// Which queue a file holds. Stored in the header; a handle of one variant
+/// refuses a file of another.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// 64-bit integers, 16-byte slots.
+    Int64 = 1,
+    /// 32-bit integers, 8-byte slots.
+    Int32 = 2,
+    /// 16-bit integers, 8-byte slots.
+    Int16 = 3,
+    /// Byte strings in an arena, 16-byte slots.
+    Str = 4,
+}
+
+impl Variant {
+    /// The variant stored as `v`, if it is one.
+    pub fn from_u32(v: u32) -> Option<Self> {
+        match v {
+            1 => Some(Variant::Int64),
+            2 => Some(Variant::Int32),
+            3 => Some(Variant::Int16),
+            4 => Some(Variant::Str),
+            _ => None,
+        }
+    }
+
+    /// Bytes per slot for this variant.
+    pub const fn slot_size(self) -> u64 {
+        match self {
+            Variant::Int64 | Variant::Str => 16,
+            Variant::Int32 | Variant::Int16 => 8,
+        }
+    }
+
+    /// Human name, as the Perl classes spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Variant::Int64 => "Int",
+            Variant::Int32 => "Int32",
+            Variant::Int16 => "Int16",
+            Variant::Str => "Str",
+        }
+    }
+}
+
+/// The 256-byte header at offset 0 of every queue.
+#[repr(C, align(64))]
+pub struct Header {
+    // ---- line 0: geometry (immutable after create) ----
+    /// [`MAGIC`]; written last at create, so a zero here means "not ready".
+    pub magic: AtomicU64,
+    /// [`FORMAT_VERSION`].
+    pub version: u32,
+    /// [`Variant`] as u32.
+    pub variant: u32,
+    /// Slot count, a power of two in `MIN_CAPACITY..=MAX_CAPACITY`.
+    pub capacity: u64,
+    /// Bytes per slot (16 or 8).
+    pub slot_size: u32,
+    /// [`HEADER_SIZE`].
+    pub header_size: u32,
+    /// Byte offset of slot 0 (== `header_size`).
+    pub slots_off: u64,
+    /// Byte offset of the arena (Str), else 0.
+    pub arena_off: u64,
+    /// Arena bytes (Str), else 0.
+    pub arena_cap: u64,
+    /// Total mapped bytes: header + slots + arena.
+    pub total_size: u64,
+
+    // ---- line 1: consumer side ----
+    /// Int: next position to pop (monotonic). Str: index of the first item.
+    pub head: AtomicU64,
+    /// Pops (and waits) that found the queue empty.
+    pub pop_empty: AtomicU64,
+    /// Str: items popped (Int derives it from `head`).
+    pub str_pop_ok: AtomicU64,
+    /// Str: arena offset where the oldest item's bytes start.
+    pub arena_rd: AtomicU64,
+    _pad1: [u64; 4],
+
+    // ---- line 2: producer side ----
+    /// Int: next position to push (monotonic). Str: items in the queue.
+    pub tail: AtomicU64,
+    /// Pushes (and waits) that found the queue full.
+    pub push_full: AtomicU64,
+    /// Str: items pushed (Int derives it from `tail`).
+    pub str_push_ok: AtomicU64,
+    /// Str: arena offset where the next item's bytes go.
+    pub arena_wr: AtomicU64,
+    /// Str: arena bytes in use, wrap waste included.
+    pub arena_used: AtomicU64,
+    _pad2: [u64; 3],
+
+    // ---- line 3: rarely written ----
+    /// Consumers blocked in a wait (announced before they sample the queue).
+    pub pop_waiters: AtomicU32,
+    /// Futex word consumers sleep on; bumped by producers that wake them.
+    pub pop_futex: AtomicU32,
+    /// Producers blocked in a wait.
+    pub push_waiters: AtomicU32,
+    /// Futex word producers sleep on; bumped by consumers that wake them.
+    pub push_futex: AtomicU32,
+    /// Str: the lock word (0 free, else owner pid; high bit = contended).
+    pub lock: AtomicU32,
+    _pad3: u32,
+    /// Crash recoveries performed (lock takeovers, slot repairs).
+    pub recoveries: AtomicU64,
+    /// Items removed by `clear` (Int: subtracted from pop_ok).
+    pub cleared: AtomicU64,
+    /// Str: times the lock was taken.
+    pub lock_acquired: AtomicU64,
+    /// Str: times the lock was found held and had to be waited for.
+    pub lock_contended: AtomicU64,
+    _pad4: u64,
+}
+
+#[cfg(not(loom))]
+const _: () = {
+    assert!(std::mem::size_of::<Header>() == HEADER_SIZE);
+    assert!(std::mem::align_of::<Header>() == 64);
+    assert!(std::mem::offset_of!(Header, head) == 64);
+    assert!(std::mem::offset_of!(Header, tail) == 128);
+    assert!(std::mem::offset_of!(Header, pop_waiters) == 192);
+};
+
+/// Geometry of a queue, computed with checked arithmetic from the request
+/// (at create) or from the header (at attach).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    /// The variant.
+    pub variant: Variant,
+    /// Slot count (power of two).
+    pub capacity: u64,
+    /// Arena bytes (0 for the Int family).
+    pub arena_cap: u64,
+    /// Offset of the arena (0 for the Int family).
+    pub arena_off: u64,
+    /// Header + slots + arena.
+    pub total_size: u64,
+}
+
+impl Geometry {
+    /// Geometry for `capacity` slots (and, for Str, `arena_cap` bytes), both
+    /// already normalised and in range. `None` on overflow.
+    pub const fn compute(variant: Variant, capacity: u64, arena_cap: u64) -> Option<Geometry> {
+        let slots = match capacity.checked_mul(variant.slot_size()) {
+            Some(s) => s,
+            None => return None,
+        };
+        let slots_end = match slots.checked_add(HEADER_SIZE as u64) {
+            Some(s) => s,
+            None => return None,
+        };
+        let (arena_off, arena_cap) = match variant {
+            Variant::Str => (slots_end, arena_cap),
+            _ => (0, 0),
+        };
+        let total_size = match slots_end.checked_add(arena_cap) {
+            Some(s) => s,
+            None => return None,
+        };
+        Some(Geometry {
+            variant,
+            capacity,
+            arena_cap,
+            arena_off,
+            total_size,
+        })
+    }
+}
+
+/// Round a requested capacity up to a power of two, at least
+/// [`MIN_CAPACITY`]. `None` when the request is 0 or above [`MAX_CAPACITY`].
+pub const fn normalize_capacity(requested: u64) -> Option<u64> {
+    if requested == 0 || requested > MAX_CAPACITY {
+        return None;
+    }
+    let c = requested.next_power_of_two();
+    Some(if c < MIN_CAPACITY { MIN_CAPACITY } else { c })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_rounds_up_to_power_of_two() {
+        assert_eq!(normalize_capacity(1), Some(2));
+        assert_eq!(normalize_capacity(2), Some(2));
+        assert_eq!(normalize_capacity(3), Some(4));
+        assert_eq!(normalize_capacity(1000), Some(1024));
+        assert_eq!(normalize_capacity(MAX_CAPACITY), Some(MAX_CAPACITY));
+    }
+
+    #[test]
+    fn absurd_capacities_are_refused() {
+        assert_eq!(normalize_capacity(0), None);
+        assert_eq!(normalize_capacity(MAX_CAPACITY + 1), None);
+        assert_eq!(normalize_capacity(1 << 50), None);
+        assert_eq!(normalize_capacity(u64::MAX), None);
+    }
+
+    #[test]
+    fn geometry_of_int_family_is_header_plus_slots() {
+        let g = Geometry::compute(Variant::Int64, 1024, 0).unwrap();
+        assert_eq!(g.total_size, 256 + 1024 * 16);
+        let g = Geometry::compute(Variant::Int16, 8, 0).unwrap();
+        assert_eq!(g.total_size, 256 + 8 * 8);
+        assert_eq!(g.arena_off, 0);
+    }
+
+    #[test]
+    fn geometry_overflow_is_none() {
+        assert!(Geometry::compute(Variant::Int64, u64::MAX / 2, 0).is_none());
+        assert!(Geometry::compute(Variant::Str, 2, u64::MAX).is_none());
+    }
+}

@@ -1,0 +1,538 @@
+//! Where a queue's memory comes from: a file (create or attach), an
+//! anonymous shared mapping, or a memfd; and the header checks done once at
+//! attach.
+//!
+//! A file is created with `O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC`, sized,
+//! its blocks reserved with `posix_fallocate` (so a full filesystem gives
+//! ENOSPC now instead of SIGBUS later), initialised under `flock`, and its
+//! magic number written last. Attaching validates every header field against
+//! the file size with checked arithmetic and copies the geometry into the
+//! private handle; nothing read from the mapping afterwards is trusted to
+//! size or index anything without masking.
+
+use std::ffi::{CStr, CString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+use crate::error::{Error, Result};
+use crate::layout::{
+    normalize_capacity, Geometry, Header, Variant, DEFAULT_ARENA_PER_SLOT, FORMAT_VERSION,
+    HEADER_SIZE, MAGIC, MAX_ARENA, MAX_CAPACITY, MIN_ARENA,
+};
+
+/// What the caller asks for when creating (ignored fields are read back from
+/// an existing file's header instead).
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    /// Variant to create or expect.
+    pub variant: Variant,
+    /// Requested capacity (rounded up to a power of two).
+    pub capacity: u64,
+    /// Requested arena bytes for Str (0 = default); ignored otherwise.
+    pub arena: u64,
+    /// File mode for a newly created file.
+    pub mode: u32,
+}
+
+impl Request {
+    /// Validate and normalise into the geometry to create.
+    pub fn geometry(&self) -> Result<Geometry> {
+        let cap = normalize_capacity(self.capacity).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "capacity {} is out of range (1 .. {})",
+                self.capacity, MAX_CAPACITY
+            ))
+        })?;
+        let arena = if self.variant == Variant::Str {
+            let a = if self.arena == 0 {
+                cap.saturating_mul(DEFAULT_ARENA_PER_SLOT)
+            } else {
+                self.arena
+            };
+            let a = a.max(MIN_ARENA);
+            if a > MAX_ARENA {
+                return Err(Error::InvalidArgument(format!(
+                    "arena size {a} exceeds the maximum of {MAX_ARENA} bytes"
+                )));
+            }
+            a
+        } else {
+            0
+        };
+        Geometry::compute(self.variant, cap, arena).ok_or_else(|| {
+            Error::InvalidArgument(format!("capacity {cap} with arena {arena} is too large"))
+        })
+    }
+}
+
+/// How the region is backed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backing {
+    /// A named file.
+    File,
+    /// `MAP_SHARED|MAP_ANONYMOUS`: shared with forked children only.
+    Anonymous,
+    /// A memfd (created here, or received as an fd).
+    Fd,
+}
+
+enum Map {
+    Raw(memmap2::MmapRaw),
+    Anon { ptr: *mut u8, len: usize },
+}
+
+/// A mapped, validated queue region.
+pub struct Region {
+    base: *mut u8,
+    map: Map,
+    geo: Geometry,
+    backing: Backing,
+    path: Option<CString>,
+    fd: libc::c_int,
+}
+
+// SAFETY: the region is plain shared memory accessed only through atomics
+// (header, slots) or under the Str lock (arena); the raw pointer is valid for
+// the life of `map`, which the region owns.
+unsafe impl Send for Region {}
+// SAFETY: as above; no method hands out non-atomic mutable access.
+unsafe impl Sync for Region {}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        if let Map::Anon { ptr, len } = self.map {
+            // SAFETY: `ptr`/`len` are exactly what mmap returned; nothing
+            // borrows the region any more.
+            unsafe { libc::munmap(ptr.cast(), len) };
+        }
+        if self.fd >= 0 {
+            // The user may have closed it from Perl already: EBADF is fine.
+            // SAFETY: closing an integer fd has no memory-safety effect.
+            unsafe { libc::close(self.fd) };
+        }
+    }
+}
+
+struct Fd(libc::c_int);
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: we own this fd.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+fn cpath(path: &Path) -> Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        Error::InvalidArgument(format!("path {:?} contains a NUL byte", path.display()))
+    })
+}
+
+fn fstat(fd: libc::c_int, who: &str) -> Result<libc::stat> {
+    // SAFETY: zeroed stat is a valid out-buffer; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid pointer for the duration of the call.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return Err(Error::last_os(format!("{who}: fstat")));
+    }
+    Ok(st)
+}
+
+fn read_header_bytes(fd: libc::c_int, who: &str) -> Result<[u8; HEADER_SIZE]> {
+    let mut buf = [0u8; HEADER_SIZE];
+    let mut done = 0usize;
+    while done < HEADER_SIZE {
+        // SAFETY: the destination range lies inside `buf`.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                buf[done..].as_mut_ptr().cast(),
+                HEADER_SIZE - done,
+                done as libc::off_t,
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(Error::io(format!("{who}: read header"), e));
+        }
+        if n == 0 {
+            return Err(Error::TooSmall(format!("{who}: too small for a queue header")));
+        }
+        done += n as usize;
+    }
+    Ok(buf)
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(b[off..off + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], off: usize) -> u64 {
+    u64::from_le_bytes(b[off..off + 8].try_into().unwrap())
+}
+
+/// Check a header (as raw bytes) against the expected variant and the size
+/// of what backs it. Returns the geometry it describes.
+pub fn validate_header(
+    bytes: &[u8; HEADER_SIZE],
+    want: Variant,
+    backing_size: u64,
+    who: &str,
+) -> Result<Geometry> {
+    let bad = |why: &str| Error::Incompatible(format!("{who} ({why})"));
+    if u64_at(bytes, 0) != MAGIC {
+        return Err(bad("bad magic"));
+    }
+    if u32_at(bytes, 8) != FORMAT_VERSION {
+        return Err(bad("unknown format version"));
+    }
+    let variant = Variant::from_u32(u32_at(bytes, 12)).ok_or_else(|| bad("unknown variant"))?;
+    if variant != want {
+        return Err(bad(&format!("holds a {} queue", variant.name())));
+    }
+    let capacity = u64_at(bytes, 16);
+    if !capacity.is_power_of_two() || normalize_capacity(capacity) != Some(capacity) {
+        return Err(bad("bad capacity"));
+    }
+    if u64::from(u32_at(bytes, 24)) != variant.slot_size()
+        || u32_at(bytes, 28) as usize != HEADER_SIZE
+        || u64_at(bytes, 32) != HEADER_SIZE as u64
+    {
+        return Err(bad("bad slot geometry"));
+    }
+    let arena_cap = u64_at(bytes, 48);
+    if variant == Variant::Str && !(MIN_ARENA..=MAX_ARENA).contains(&arena_cap) {
+        return Err(bad("bad arena size"));
+    }
+    let geo = Geometry::compute(variant, capacity, arena_cap).ok_or_else(|| bad("size overflow"))?;
+    if u64_at(bytes, 40) != geo.arena_off || u64_at(bytes, 56) != geo.total_size {
+        return Err(bad("bad offsets"));
+    }
+    if backing_size < geo.total_size {
+        return Err(bad("truncated"));
+    }
+    Ok(geo)
+}
+
+impl Region {
+    fn map_fd(fd: libc::c_int, len: u64, who: &str) -> Result<(Map, *mut u8)> {
+        let len = usize::try_from(len)
+            .map_err(|_| Error::InvalidArgument(format!("{who}: size {len} does not fit")))?;
+        let raw = memmap2::MmapOptions::new()
+            .len(len)
+            .map_raw(fd)
+            .map_err(|e| Error::io(format!("{who}: mmap"), e))?;
+        let p = raw.as_mut_ptr();
+        Ok((Map::Raw(raw), p))
+    }
+
+    fn map_anon(len: u64) -> Result<(Map, *mut u8)> {
+        let len = usize::try_from(len)
+            .map_err(|_| Error::InvalidArgument(format!("size {len} does not fit")))?;
+        // memmap2's anonymous maps are MAP_PRIVATE; a queue shared with
+        // forked children needs MAP_SHARED, so this one is mapped directly.
+        // SAFETY: a fresh anonymous mapping aliases nothing.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Error::last_os("mmap anonymous"));
+        }
+        Ok((Map::Anon { ptr: p.cast(), len }, p.cast()))
+    }
+
+    /// The header.
+    #[inline(always)]
+    pub fn header(&self) -> &Header {
+        // SAFETY: the mapping is at least HEADER_SIZE bytes (validated) and
+        // page aligned; Header is repr(C) of atomics and plain integers.
+        unsafe { &*(self.base as *const Header) }
+    }
+
+    /// Pointer to byte `off` of the region.
+    ///
+    /// # Safety
+    /// `off` must be within the validated `total_size`.
+    #[inline(always)]
+    pub unsafe fn at(&self, off: u64) -> *mut u8 {
+        // SAFETY: the caller keeps `off` inside the mapping.
+        unsafe { self.base.add(off as usize) }
+    }
+
+    /// The geometry copied at attach.
+    #[inline(always)]
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    /// How the region is backed.
+    pub fn backing(&self) -> Backing {
+        self.backing
+    }
+
+    /// The file path, for file-backed regions.
+    pub fn path(&self) -> Option<&CStr> {
+        self.path.as_deref()
+    }
+
+    /// The backing fd for memfd / fd-attached regions, else -1.
+    pub fn fd(&self) -> libc::c_int {
+        self.fd
+    }
+
+    /// Bytes mapped.
+    pub fn mapped_len(&self) -> u64 {
+        self.geo.total_size
+    }
+
+    /// `msync(MS_SYNC)` the whole mapping.
+    pub fn sync(&self) -> Result<()> {
+        match &self.map {
+            Map::Raw(m) => m.flush().map_err(|e| Error::io("msync", e)),
+            Map::Anon { .. } => Ok(()),
+        }
+    }
+
+    fn finish(
+        map: Map,
+        base: *mut u8,
+        geo: Geometry,
+        backing: Backing,
+        path: Option<CString>,
+        fd: libc::c_int,
+    ) -> Region {
+        Region {
+            base,
+            map,
+            geo,
+            backing,
+            path,
+            fd,
+        }
+    }
+
+    /// Write a fresh header; `init_body` sets up slots/arena; then commit
+    /// the magic number (Release) so attachers see a complete queue.
+    fn initialise(&self, init_body: &dyn Fn(&Region)) {
+        let g = self.geo;
+        // SAFETY: nobody else uses the region yet (we hold the flock, or it
+        // is brand new); plain writes to the geometry line are fine.
+        unsafe {
+            let h = self.base as *mut Header;
+            (*h).version = FORMAT_VERSION;
+            (*h).variant = g.variant as u32;
+            (*h).capacity = g.capacity;
+            (*h).slot_size = g.variant.slot_size() as u32;
+            (*h).header_size = HEADER_SIZE as u32;
+            (*h).slots_off = HEADER_SIZE as u64;
+            (*h).arena_off = g.arena_off;
+            (*h).arena_cap = g.arena_cap;
+            (*h).total_size = g.total_size;
+        }
+        init_body(self);
+        // SYNC POINT: attachers acquire the magic and then see the whole
+        // initialised header and body.
+        self.header().magic.store(MAGIC, Ordering::Release);
+    }
+
+    /// Create the file at `path`, or attach to the queue already there.
+    pub fn open_path(path: &Path, req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
+        let who = path.display().to_string();
+        let c = cpath(path)?;
+        let want = req.geometry()?;
+        let base_flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+        let mode = (req.mode & 0o7777) as libc::c_uint;
+        // SAFETY: `c` is a valid NUL-terminated path.
+        let mut raw = unsafe { libc::open(c.as_ptr(), base_flags | libc::O_CREAT | libc::O_EXCL, mode) };
+        let created = raw >= 0;
+        if !created {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EEXIST) {
+                return Err(open_error(&who, e));
+            }
+            // SAFETY: as above.
+            raw = unsafe { libc::open(c.as_ptr(), base_flags) };
+            if raw < 0 {
+                return Err(open_error(&who, std::io::Error::last_os_error()));
+            }
+        }
+        let fd = Fd(raw);
+        if created {
+            // The mode is applied exactly, whatever the umask.
+            // SAFETY: plain syscall on our fd.
+            unsafe { libc::fchmod(fd.0, mode) };
+        }
+        // SAFETY: plain syscall on our fd; released when `fd` closes.
+        while unsafe { libc::flock(fd.0, libc::LOCK_EX) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(Error::io(format!("{who}: flock"), e));
+            }
+        }
+        let st = fstat(fd.0, &who)?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(Error::InvalidArgument(format!("{who}: not a regular file")));
+        }
+        let size = st.st_size as u64;
+        if size == 0 {
+            // New, or an empty file somebody made for us: initialise.
+            reserve(fd.0, want.total_size, &who)?;
+            let (map, base) = Self::map_fd(fd.0, want.total_size, &who)?;
+            let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
+            r.initialise(init_body);
+            return Ok(r);
+        }
+        if size < HEADER_SIZE as u64 {
+            return Err(Error::Incompatible(format!("{who} ({size} bytes is too small)")));
+        }
+        let hdr = read_header_bytes(fd.0, &who)?;
+        if u64_at(&hdr, 0) == 0 {
+            // Never committed: an interrupted create (see CRASH SAFETY).
+            let (map, base) = Self::map_fd(fd.0, size, &who)?;
+            // SAFETY: `base` maps `size` readable bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(base, size as usize) };
+            // SAFETY: geteuid has no preconditions.
+            let mine = st.st_uid == unsafe { libc::geteuid() };
+            if size == want.total_size && mine && bytes.iter().all(|&b| b == 0) {
+                // SAFETY: plain syscall on our fd.
+                unsafe { libc::fchmod(fd.0, mode) };
+                let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
+                r.initialise(init_body);
+                return Ok(r);
+            }
+            return Err(Error::IncompleteCreate(who));
+        }
+        let geo = validate_header(&hdr, req.variant, size, &who)?;
+        let (map, base) = Self::map_fd(fd.0, geo.total_size, &who)?;
+        Ok(Self::finish(map, base, geo, Backing::File, Some(c), -1))
+    }
+
+    /// A queue in anonymous shared memory, inherited by forked children.
+    pub fn anonymous(req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
+        let geo = req.geometry()?;
+        let (map, base) = Self::map_anon(geo.total_size)?;
+        let r = Self::finish(map, base, geo, Backing::Anonymous, None, -1);
+        r.initialise(init_body);
+        Ok(r)
+    }
+
+    /// A queue in a new memfd (close-on-exec, sealed against resizing).
+    pub fn memfd(name: &CStr, req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
+        let geo = req.geometry()?;
+        let who = format!("memfd {}", name.to_string_lossy());
+        // SAFETY: `name` is NUL-terminated.
+        let raw = unsafe {
+            libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
+        };
+        if raw < 0 {
+            return Err(Error::last_os(format!("{who}: memfd_create")));
+        }
+        let fd = Fd(raw);
+        reserve(fd.0, geo.total_size, &who)?;
+        // SAFETY: plain fcntl on our fd.
+        if unsafe {
+            libc::fcntl(
+                fd.0,
+                libc::F_ADD_SEALS,
+                libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL,
+            )
+        } != 0
+        {
+            return Err(Error::last_os(format!("{who}: seal")));
+        }
+        let (map, base) = Self::map_fd(fd.0, geo.total_size, &who)?;
+        let raw = fd.0;
+        std::mem::forget(fd);
+        let r = Self::finish(map, base, geo, Backing::Fd, None, raw);
+        r.initialise(init_body);
+        Ok(r)
+    }
+
+    /// Attach to the queue behind `fd` (a memfd or a queue file). The fd is
+    /// duplicated (`F_DUPFD_CLOEXEC`); the caller keeps its own.
+    pub fn from_fd(fd: libc::c_int, want: Variant) -> Result<Region> {
+        let who = format!("fd {fd}");
+        if fd < 0 {
+            return Err(Error::InvalidArgument(format!("{who}: not a valid file descriptor")));
+        }
+        // SAFETY: F_DUPFD_CLOEXEC on any integer is memory-safe; EBADF is
+        // reported, not undefined.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup < 0 {
+            return Err(Error::last_os(format!("{who}: dup")));
+        }
+        let own = Fd(dup);
+        let st = fstat(own.0, &who)?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(Error::InvalidArgument(format!(
+                "{who}: not a memfd or regular file"
+            )));
+        }
+        let size = st.st_size as u64;
+        if size < HEADER_SIZE as u64 {
+            return Err(Error::TooSmall(format!(
+                "{who}: too small for a queue ({size} bytes)"
+            )));
+        }
+        let hdr = read_header_bytes(own.0, &who)?;
+        let geo = validate_header(&hdr, want, size, &who)?;
+        let (map, base) = Self::map_fd(own.0, geo.total_size, &who)?;
+        std::mem::forget(own);
+        Ok(Self::finish(map, base, geo, Backing::Fd, None, dup))
+    }
+}
+
+fn open_error(who: &str, e: std::io::Error) -> Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        return Error::io(format!("{who}: refusing to follow a symlink"), e);
+    }
+    Error::io(format!("{who}: open"), e)
+}
+
+/// Size the file and reserve its blocks, so a full filesystem fails here
+/// (ENOSPC) rather than with SIGBUS on first touch.
+fn reserve(fd: libc::c_int, len: u64, who: &str) -> Result<()> {
+    let off = libc::off_t::try_from(len)
+        .map_err(|_| Error::InvalidArgument(format!("{who}: size {len} is too large")))?;
+    // SAFETY: plain syscalls on our fd.
+    if unsafe { libc::ftruncate(fd, off) } != 0 {
+        return Err(Error::last_os(format!("{who}: resize to {len} bytes")));
+    }
+    // SAFETY: as above.
+    let rc = unsafe { libc::posix_fallocate(fd, 0, off) };
+    if rc != 0 && rc != libc::EOPNOTSUPP && rc != libc::EINVAL {
+        // Leave no half-made queue behind: back to zero length so that a
+        // later attempt starts over.
+        // SAFETY: as above.
+        unsafe { libc::ftruncate(fd, 0) };
+        return Err(Error::io(
+            format!("{who}: reserve {len} bytes"),
+            std::io::Error::from_raw_os_error(rc),
+        ));
+    }
+    Ok(())
+}
+
+/// Remove a queue file.
+pub fn unlink(path: &Path) -> Result<()> {
+    let c = cpath(path)?;
+    // SAFETY: `c` is NUL-terminated.
+    if unsafe { libc::unlink(c.as_ptr()) } != 0 {
+        return Err(Error::last_os(format!("{}: unlink", path.display())));
+    }
+    Ok(())
+}
+
+/// Path as a `PathBuf` (for the safe API).
+pub fn path_buf(c: &CStr) -> PathBuf {
+    PathBuf::from(std::ffi::OsStr::from_bytes(c.to_bytes()))
+}

@@ -1,0 +1,151 @@
+//! The blocking protocol shared by every queue: announce, re-check, sleep.
+//!
+//! A blocked consumer increments `pop_waiters` (SeqCst), reads the futex
+//! word, then tries once more. A producer, after its SeqCst claim of a
+//! position, reads `pop_waiters` (SeqCst) and only when it is non-zero bumps
+//! the futex word and calls `FUTEX_WAKE`. The SeqCst total order guarantees
+//! that either the producer sees the waiter or the waiter's re-check sees
+//! the producer's claim, so no wake-up is lost and the common case (nobody
+//! waiting) costs one plain load and no syscall. Producers blocked on a full
+//! queue use the mirror-image pair `push_waiters` / `push_futex`.
+//!
+//! A claimed-but-unpublished position ([`Miss::InFlight`]) is not a state
+//! to sleep in (its publisher's wake check may already be behind it), so the
+//! waiter spins, then yields, then naps briefly until it settles.
+
+use crate::futex::{self, Deadline, WaitResult};
+use crate::ring::Miss;
+use crate::sync::{spin_hint, AtomicU32, Ordering};
+
+/// How a blocking operation ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waited<R> {
+    /// It happened; here is the result.
+    Done(R),
+    /// The deadline passed first.
+    TimedOut,
+    /// A signal arrived. Nothing was done and the waiter registration was
+    /// undone; run the signal handlers, then call again with the same deadline.
+    Interrupted,
+}
+
+/// One direction's waiter count and futex word.
+#[derive(Clone, Copy)]
+pub struct Side<'a> {
+    /// Processes blocked on this side.
+    pub waiters: &'a AtomicU32,
+    /// The word they sleep on.
+    pub futex: &'a AtomicU32,
+}
+
+impl Side<'_> {
+    /// Wake up to `n` waiters if anybody waits. The SeqCst load pairs with
+    /// the SeqCst announcement in [`block_on`].
+    #[inline(always)]
+    pub fn wake(&self, n: u32) {
+        if n > 0 && self.waiters.load(Ordering::SeqCst) != 0 {
+            self.wake_slow(n);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wake_slow(&self, n: u32) {
+        self.futex.fetch_add(1, Ordering::SeqCst);
+        futex::wake(self.futex, n);
+    }
+
+    /// Wake everybody on this side (clear).
+    pub fn wake_all(&self) {
+        self.futex.fetch_add(1, Ordering::SeqCst);
+        if self.waiters.load(Ordering::SeqCst) != 0 {
+            futex::wake(self.futex, u32::MAX);
+        }
+    }
+}
+
+/// Back-off for the short claimed-but-unpublished window.
+pub(crate) struct Backoff(u32);
+
+impl Backoff {
+    pub(crate) fn new() -> Self {
+        Backoff(0)
+    }
+
+    pub(crate) fn snooze(&mut self) {
+        self.0 = self.0.saturating_add(1);
+        if self.0 < 64 {
+            spin_hint();
+        } else if self.0 < 1024 {
+            #[cfg(not(loom))]
+            std::thread::yield_now();
+            #[cfg(loom)]
+            loom::thread::yield_now();
+        } else {
+            #[cfg(not(loom))]
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            #[cfg(loom)]
+            loom::thread::yield_now();
+        }
+    }
+}
+
+/// Repeat `attempt` until it succeeds, sleeping on `side` while it reports
+/// a settled miss, until `deadline`. `attempt` must be side-effect free when
+/// it fails.
+pub fn block_on<R>(
+    side: Side<'_>,
+    deadline: &Deadline,
+    mut attempt: impl FnMut() -> Result<R, Miss>,
+) -> Waited<R> {
+    let mut backoff = Backoff::new();
+    loop {
+        match attempt() {
+            Ok(r) => return Waited::Done(r),
+            Err(Miss::InFlight) => {
+                if deadline.expired() {
+                    return Waited::TimedOut;
+                }
+                backoff.snooze();
+                continue;
+            }
+            Err(Miss::Settled) => {}
+        }
+        if deadline.expired() {
+            return Waited::TimedOut;
+        }
+        // SYNC POINT: announce before sampling; pairs with Side::wake.
+        side.waiters.fetch_add(1, Ordering::SeqCst);
+        let seen = side.futex.load(Ordering::SeqCst);
+        let r = match attempt() {
+            Ok(r) => Some(Ok(r)),
+            Err(Miss::InFlight) => Some(Err(())),
+            Err(Miss::Settled) => None,
+        };
+        let slept = if r.is_none() {
+            futex::wait(side.futex, seen, deadline)
+        } else {
+            WaitResult::Woken
+        };
+        side.waiters.fetch_sub(1, Ordering::SeqCst);
+        match r {
+            Some(Ok(v)) => return Waited::Done(v),
+            Some(Err(())) => {
+                backoff.snooze();
+                continue;
+            }
+            None => {}
+        }
+        match slept {
+            WaitResult::Woken => {}
+            WaitResult::Interrupted => return Waited::Interrupted,
+            WaitResult::TimedOut => {
+                // One last look: the item may have come as the clock ran out.
+                return match attempt() {
+                    Ok(v) => Waited::Done(v),
+                    Err(_) => Waited::TimedOut,
+                };
+            }
+        }
+    }
+}
