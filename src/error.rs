@@ -20,7 +20,12 @@ pub enum Error {
     },
     /// The file or fd does not hold a queue of the requested variant, or its
     /// header is inconsistent.
-    Incompatible(String),
+    Incompatible {
+        /// The path or fd.
+        who: String,
+        /// What exactly is wrong (shown in parentheses).
+        why: String,
+    },
     /// The file is an interrupted create: size right, header partly written.
     IncompleteCreate(String),
     /// The fd or file is too small to hold a queue header.
@@ -56,7 +61,9 @@ impl fmt::Display for Error {
         match self {
             Error::InvalidArgument(s) => f.write_str(s),
             Error::Io { what, source } => write!(f, "{what}: {source}"),
-            Error::Incompatible(who) => write!(f, "{who}: invalid or incompatible queue file"),
+            Error::Incompatible { who, why } => {
+                write!(f, "{who}: invalid or incompatible queue file ({why})")
+            }
             Error::IncompleteCreate(who) => write!(
                 f,
                 "{who}: incomplete queue file left by an interrupted create; remove it and retry"

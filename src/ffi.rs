@@ -76,7 +76,7 @@ fn set_error(err: *mut DqsError, e: &Error) {
     let kind = match e {
         Error::InvalidArgument(_) => DQS_E_ARG,
         Error::Io { .. } => DQS_E_IO,
-        Error::Incompatible(_) => DQS_E_INCOMPATIBLE,
+        Error::Incompatible { .. } => DQS_E_INCOMPATIBLE,
         Error::IncompleteCreate(_) => DQS_E_INCOMPLETE,
         Error::TooSmall(_) => DQS_E_TOO_SMALL,
         Error::Unsupported(_) => DQS_E_UNSUPPORTED,

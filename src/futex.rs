@@ -146,12 +146,14 @@ pub fn wake(word: &AtomicU32, n: u32) {
 
 // Under loom there is no kernel: a "sleep" yields to another thread and
 // reports a wake-up, which keeps every wait loop's re-check honest.
+/// Loom stand-in for the futex wait: yield, report a wake-up.
 #[cfg(loom)]
 pub fn wait(_word: &AtomicU32, _expected: u32, _deadline: &Deadline) -> WaitResult {
     loom::thread::yield_now();
     WaitResult::Woken
 }
 
+/// Loom stand-in for the futex wake: nothing to do.
 #[cfg(loom)]
 pub fn wake(_word: &AtomicU32, _n: u32) {}
 

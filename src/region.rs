@@ -181,7 +181,10 @@ pub fn validate_header(
     backing_size: u64,
     who: &str,
 ) -> Result<Geometry> {
-    let bad = |why: &str| Error::Incompatible(format!("{who} ({why})"));
+    let bad = |why: &str| Error::Incompatible {
+        who: who.to_string(),
+        why: why.to_string(),
+    };
     if u64_at(bytes, 0) != MAGIC {
         return Err(bad("bad magic"));
     }
@@ -190,7 +193,7 @@ pub fn validate_header(
     }
     let variant = Variant::from_u32(u32_at(bytes, 12)).ok_or_else(|| bad("unknown variant"))?;
     if variant != want {
-        return Err(bad(&format!("holds a {} queue", variant.name())));
+        return Err(bad(&format!("it holds a {} queue", variant.name())));
     }
     let capacity = u64_at(bytes, 16);
     if !capacity.is_power_of_two() || normalize_capacity(capacity) != Some(capacity) {
@@ -392,7 +395,10 @@ impl Region {
             return Ok(r);
         }
         if size < HEADER_SIZE as u64 {
-            return Err(Error::Incompatible(format!("{who} ({size} bytes is too small)")));
+            return Err(Error::Incompatible {
+                who,
+                why: format!("{size} bytes is too small"),
+            });
         }
         let hdr = read_header_bytes(fd.0, &who)?;
         if u64_at(&hdr, 0) == 0 {
