@@ -518,7 +518,11 @@ pub unsafe extern "C" fn dqs_int_pop_wait(
 /// # Safety
 /// Live integer-queue handle; `vals` readable for `n` items.
 #[no_mangle]
-pub unsafe extern "C" fn dqs_int_push_multi(q: *const DqsQueue, vals: *const i64, n: usize) -> usize {
+pub unsafe extern "C" fn dqs_int_push_multi(
+    q: *const DqsQueue,
+    vals: *const i64,
+    n: usize,
+) -> usize {
     if n == 0 {
         return 0;
     }

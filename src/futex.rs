@@ -31,10 +31,11 @@ impl Deadline {
         forever: 1,
     };
 
-    /// `timeout` seconds from now. Negative, infinite or NaN timeouts wait
-    /// forever; 0 is a deadline already past (try once).
+    /// `timeout` seconds from now. Negative, infinite or NaN timeouts (NaN
+    /// is outside every range) wait forever; 0 is a deadline already past
+    /// (try once).
     pub fn after_secs(timeout: f64) -> Deadline {
-        if timeout.is_nan() || timeout < 0.0 || timeout > MAX_TIMEOUT_SECS {
+        if !(0.0..=MAX_TIMEOUT_SECS).contains(&timeout) {
             return Deadline::FOREVER;
         }
         let now = monotonic_now();

@@ -66,8 +66,12 @@ impl<T: Element> IntQueue<T> {
     /// refused), a file holding another variant or a corrupt header, or no
     /// space to reserve the file.
     pub fn open(path: impl AsRef<Path>, capacity: u64, mode: u32) -> Result<Self> {
-        Region::open_path(path.as_ref(), &Self::request(capacity, mode), &Self::init_body)
-            .map(Self::wrap)
+        Region::open_path(
+            path.as_ref(),
+            &Self::request(capacity, mode),
+            &Self::init_body,
+        )
+        .map(Self::wrap)
     }
 
     /// A queue in anonymous shared memory: shared with children forked
@@ -142,7 +146,10 @@ impl<T: Element> IntQueue<T> {
                 true
             }
             Err(_) => {
-                self.region.header().push_full.fetch_add(1, Ordering::Relaxed);
+                self.region
+                    .header()
+                    .push_full
+                    .fetch_add(1, Ordering::Relaxed);
                 false
             }
         }
@@ -157,7 +164,10 @@ impl<T: Element> IntQueue<T> {
                 Some(v)
             }
             Err(_) => {
-                self.region.header().pop_empty.fetch_add(1, Ordering::Relaxed);
+                self.region
+                    .header()
+                    .pop_empty
+                    .fetch_add(1, Ordering::Relaxed);
                 None
             }
         }
@@ -170,7 +180,10 @@ impl<T: Element> IntQueue<T> {
         match r {
             Waited::Done(()) => self.consumers().wake(1),
             Waited::TimedOut => {
-                self.region.header().push_full.fetch_add(1, Ordering::Relaxed);
+                self.region
+                    .header()
+                    .push_full
+                    .fetch_add(1, Ordering::Relaxed);
             }
             Waited::Interrupted => {}
         }
@@ -184,7 +197,10 @@ impl<T: Element> IntQueue<T> {
         match r {
             Waited::Done(_) => self.producers().wake(1),
             Waited::TimedOut => {
-                self.region.header().pop_empty.fetch_add(1, Ordering::Relaxed);
+                self.region
+                    .header()
+                    .pop_empty
+                    .fetch_add(1, Ordering::Relaxed);
             }
             Waited::Interrupted => {}
         }
@@ -205,7 +221,10 @@ impl<T: Element> IntQueue<T> {
             n += 1;
         }
         if full {
-            self.region.header().push_full.fetch_add(1, Ordering::Relaxed);
+            self.region
+                .header()
+                .push_full
+                .fetch_add(1, Ordering::Relaxed);
         }
         self.consumers().wake(n.min(u32::MAX as usize) as u32);
         n
@@ -226,7 +245,10 @@ impl<T: Element> IntQueue<T> {
             }
         }
         if n == 0 && !out.is_empty() {
-            self.region.header().pop_empty.fetch_add(1, Ordering::Relaxed);
+            self.region
+                .header()
+                .pop_empty
+                .fetch_add(1, Ordering::Relaxed);
         }
         self.producers().wake(n.min(u32::MAX as usize) as u32);
         n
@@ -327,4 +349,3 @@ impl<T: Element> IntQueue<T> {
         }
     }
 }
-

@@ -7,6 +7,8 @@
 //!
 //! * [`IntQueue<i64>`], [`IntQueue<i32>`], [`IntQueue<i16>`]: lock-free
 //!   (Vyukov's bounded MPMC ring, one CAS per operation).
+//! * [`StrQueue`]: byte strings with a UTF-8 flag, a deque (push and pop at
+//!   both ends) guarded by one futex mutex, bytes in a circular arena.
 //!
 //! Blocking waits sleep on a futex in the shared header and are woken only
 //! when somebody actually waits. The C ABI for the Perl XS glue (and C
@@ -15,13 +17,16 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod arena;
 mod error;
 pub mod ffi;
 pub mod futex;
 mod intq;
 pub mod layout;
+pub mod lock;
 pub mod region;
 pub mod ring;
+mod strq;
 mod sync;
 pub mod wait;
 
@@ -29,6 +34,7 @@ pub use error::{Error, Result};
 pub use futex::Deadline;
 pub use intq::IntQueue;
 pub use layout::Variant;
+pub use strq::StrQueue;
 pub use wait::Waited;
 
 /// A snapshot of a queue's counters and gauges (what Perl's `stats` shows).

@@ -122,6 +122,33 @@ impl Drop for Fd {
     }
 }
 
+/// An exclusive `flock` held while a file is created or validated.
+///
+/// It must be released explicitly: the mapping keeps the open file
+/// description alive after the fd is closed, and with it the lock, which
+/// would block every later open of the same path.
+struct FlockGuard(libc::c_int);
+
+impl FlockGuard {
+    fn lock(fd: libc::c_int, who: &str) -> Result<Self> {
+        // SAFETY: plain syscall on an fd the caller owns.
+        while unsafe { libc::flock(fd, libc::LOCK_EX) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EINTR) {
+                return Err(Error::io(format!("{who}: flock"), e));
+            }
+        }
+        Ok(FlockGuard(fd))
+    }
+}
+
+impl Drop for FlockGuard {
+    fn drop(&mut self) {
+        // SAFETY: plain syscall; the fd outlives the guard (declared after it).
+        unsafe { libc::flock(self.0, libc::LOCK_UN) };
+    }
+}
+
 fn cpath(path: &Path) -> Result<CString> {
     CString::new(path.as_os_str().as_bytes()).map_err(|_| {
         Error::InvalidArgument(format!("path {:?} contains a NUL byte", path.display()))
@@ -159,7 +186,9 @@ fn read_header_bytes(fd: libc::c_int, who: &str) -> Result<[u8; HEADER_SIZE]> {
             return Err(Error::io(format!("{who}: read header"), e));
         }
         if n == 0 {
-            return Err(Error::TooSmall(format!("{who}: too small for a queue header")));
+            return Err(Error::TooSmall(format!(
+                "{who}: too small for a queue header"
+            )));
         }
         done += n as usize;
     }
@@ -209,7 +238,8 @@ pub fn validate_header(
     if variant == Variant::Str && !(MIN_ARENA..=MAX_ARENA).contains(&arena_cap) {
         return Err(bad("bad arena size"));
     }
-    let geo = Geometry::compute(variant, capacity, arena_cap).ok_or_else(|| bad("size overflow"))?;
+    let geo =
+        Geometry::compute(variant, capacity, arena_cap).ok_or_else(|| bad("size overflow"))?;
     if u64_at(bytes, 40) != geo.arena_off || u64_at(bytes, 56) != geo.total_size {
         return Err(bad("bad offsets"));
     }
@@ -355,7 +385,8 @@ impl Region {
         let base_flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
         let mode = (req.mode & 0o7777) as libc::c_uint;
         // SAFETY: `c` is a valid NUL-terminated path.
-        let mut raw = unsafe { libc::open(c.as_ptr(), base_flags | libc::O_CREAT | libc::O_EXCL, mode) };
+        let mut raw =
+            unsafe { libc::open(c.as_ptr(), base_flags | libc::O_CREAT | libc::O_EXCL, mode) };
         let created = raw >= 0;
         if !created {
             let e = std::io::Error::last_os_error();
@@ -374,13 +405,7 @@ impl Region {
             // SAFETY: plain syscall on our fd.
             unsafe { libc::fchmod(fd.0, mode) };
         }
-        // SAFETY: plain syscall on our fd; released when `fd` closes.
-        while unsafe { libc::flock(fd.0, libc::LOCK_EX) } != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EINTR) {
-                return Err(Error::io(format!("{who}: flock"), e));
-            }
-        }
+        let _init_lock = FlockGuard::lock(fd.0, &who)?;
         let st = fstat(fd.0, &who)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
             return Err(Error::InvalidArgument(format!("{who}: not a regular file")));
@@ -468,7 +493,9 @@ impl Region {
     pub fn from_fd(fd: libc::c_int, want: Variant) -> Result<Region> {
         let who = format!("fd {fd}");
         if fd < 0 {
-            return Err(Error::InvalidArgument(format!("{who}: not a valid file descriptor")));
+            return Err(Error::InvalidArgument(format!(
+                "{who}: not a valid file descriptor"
+            )));
         }
         // SAFETY: F_DUPFD_CLOEXEC on any integer is memory-safe; EBADF is
         // reported, not undefined.

@@ -259,7 +259,11 @@ impl<'a, T: Element> Ring<'a, T> {
                 // Not yet published. Empty, unless a producer has claimed
                 // this position and is about to publish it.
                 let tail = self.tail.load(Ordering::SeqCst);
-                return Err(if tail != pos { Miss::InFlight } else { Miss::Settled });
+                return Err(if tail != pos {
+                    Miss::InFlight
+                } else {
+                    Miss::Settled
+                });
             } else {
                 pos = self.head.load(Ordering::Relaxed);
             }
@@ -299,6 +303,11 @@ impl<'a, T: Element> Ring<'a, T> {
         } else {
             n.min(self.capacity())
         }
+    }
+
+    /// Whether the ring is empty (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Positions claimed so far by producers (== successful pushes).
@@ -563,7 +572,10 @@ mod loom_tests {
     /// Try each value once (no spinning: loom explores every interleaving
     /// of the single attempt); returns the ones that went in.
     fn try_push_each(s: &Shared, vals: &[i64]) -> Vec<i64> {
-        vals.iter().copied().filter(|&v| s.ring().try_push(v).is_ok()).collect()
+        vals.iter()
+            .copied()
+            .filter(|&v| s.ring().try_push(v).is_ok())
+            .collect()
     }
 
     fn drain(s: &Shared) -> Vec<i64> {
@@ -593,7 +605,12 @@ mod loom_tests {
             let pushed_a = a.join().unwrap();
             let pushed_b = b.join().unwrap();
             got.extend(drain(&s));
-            let from = |lo: i64| got.iter().copied().filter(|v| v / 10 == lo).collect::<Vec<_>>();
+            let from = |lo: i64| {
+                got.iter()
+                    .copied()
+                    .filter(|v| v / 10 == lo)
+                    .collect::<Vec<_>>()
+            };
             assert_eq!(from(1), pushed_a);
             assert_eq!(from(2), pushed_b);
             assert_eq!(got.len(), pushed_a.len() + pushed_b.len());

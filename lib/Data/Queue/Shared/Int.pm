@@ -1,0 +1,32 @@
+package Data::Queue::Shared::Int;
+use strict;
+use warnings;
+
+use Data::Queue::Shared ();
+
+our $VERSION = '0.01';
+
+1;
+
+__END__
+
+=head1 NAME
+
+Data::Queue::Shared::Int - queue of signed 64-bit integers in shared memory
+
+=head1 SYNOPSIS
+
+    use Data::Queue::Shared::Int;
+
+    my $q = Data::Queue::Shared::Int->new('/tmp/q.shm', 1024);
+    $q->push(-5);
+    my $v = $q->pop;
+
+=head1 DESCRIPTION
+
+Loading this module loads L<Data::Queue::Shared>, which defines the class.
+
+See L<Data::Queue::Shared> for the manual: constructors, methods, errors
+and the on-disk format.
+
+=cut

@@ -1,0 +1,32 @@
+package Data::Queue::Shared::Int16;
+use strict;
+use warnings;
+
+use Data::Queue::Shared ();
+
+our $VERSION = '0.01';
+
+1;
+
+__END__
+
+=head1 NAME
+
+Data::Queue::Shared::Int16 - queue of signed 16-bit integers in shared memory
+
+=head1 SYNOPSIS
+
+    use Data::Queue::Shared::Int16;
+
+    my $q = Data::Queue::Shared::Int16->new_memfd('ticks', 64);
+    $q->push(300);
+    my $v = $q->pop;
+
+=head1 DESCRIPTION
+
+Loading this module loads L<Data::Queue::Shared>, which defines the class.
+
+See L<Data::Queue::Shared> for the manual: constructors, methods, errors
+and the on-disk format.
+
+=cut

@@ -1,0 +1,354 @@
+//! Placement arithmetic of the Str queue's circular byte arena.
+//!
+//! Pure integer arithmetic, no memory access: `strq.rs` loads the three
+//! arena words from the shared header (under the queue lock), asks this
+//! module where an item goes or what it gives back, and stores them again.
+//! Keeping the arithmetic apart lets it be tested exhaustively on its own.
+//!
+//! The arena is `size` bytes (a multiple of 8). Occupied bytes form one
+//! circular span starting at `rd` and `used` bytes long, ending at `wr`
+//! (`wr == (rd + used) % size`; `rd == wr` means empty when `used == 0` and
+//! exactly full when `used == size`). The span is cut, in queue order, into
+//! each item's *charge*: its bytes rounded up to 8, plus any *waste* it
+//! caused by wrapping. Every item's bytes are contiguous (never split across
+//! the end of the arena), so a wrap leaves a gap, and that gap is charged to
+//! the item that caused it:
+//!
+//! * a back push that does not fit in `[wr, size)` goes to offset 0 and is
+//!   charged `size - wr` bytes of waste (the gap before it);
+//! * a front push that does not fit in `[0, rd)` goes to `size - len` and is
+//!   charged `rd` bytes of waste (the gap after it).
+//!
+//! So the front item's charge always starts at `rd` and the back item's
+//! always ends at `wr`: a front pop advances `rd` by the front item's charge
+//! and a back pop moves `wr` back by the back item's charge, giving back
+//! exactly what was taken, waste included. The caller resets the arena to
+//! `rd = wr = used = 0` whenever the queue becomes empty, which also
+//! repairs any inconsistency a crashed or hostile process left behind.
+//!
+//! Every input may come from hostile shared memory: nothing here panics or
+//! overflows for any `u64` values, and a state that fails
+//! [`Arena::is_consistent`] is never used to place anything.
+
+/// `n` rounded up to a multiple of 8 (saturating; callers bound `n` first).
+#[inline(always)]
+pub(crate) const fn align8(n: u64) -> u64 {
+    n.saturating_add(7) & !7
+}
+
+/// The arena's cursor words, as loaded from the header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arena {
+    /// Usable bytes: the arena size rounded down to a multiple of 8. Comes
+    /// from the private (validated) geometry, never from shared memory.
+    pub size: u64,
+    /// Where the front item's charge starts.
+    pub rd: u64,
+    /// Where the back item's charge ends (the next back push goes here).
+    pub wr: u64,
+    /// Bytes charged to the items present (aligned lengths plus waste).
+    pub used: u64,
+}
+
+/// Where a new item's bytes go and how much waste it is charged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Placement {
+    /// Byte offset in the arena (a multiple of 8, below `size`).
+    pub off: u64,
+    /// Wrap waste charged to the item (a multiple of 8, below `size`).
+    pub waste: u64,
+}
+
+impl Arena {
+    /// An empty arena of `size` usable bytes.
+    pub(crate) const fn empty(size: u64) -> Arena {
+        Arena {
+            size,
+            rd: 0,
+            wr: 0,
+            used: 0,
+        }
+    }
+
+    /// Whether the cursors describe a state this module could have produced.
+    pub(crate) fn is_consistent(&self) -> bool {
+        let s = self.size;
+        s > 0
+            && s % 8 == 0
+            && self.rd < s
+            && self.wr < s
+            && self.used <= s
+            && (self.rd | self.wr | self.used) % 8 == 0
+            && (self.rd + self.used) % s == self.wr
+    }
+
+    /// Bytes not charged to any item.
+    #[inline]
+    pub(crate) fn free(&self) -> u64 {
+        self.size.saturating_sub(self.used)
+    }
+
+    /// Whether the charged span runs past the end of the arena and around to
+    /// the start (then the free bytes are the single gap `[wr, rd)`).
+    #[inline]
+    fn wrapped(&self) -> bool {
+        self.wr < self.rd || (self.wr == self.rd && self.used != 0)
+    }
+
+    /// Place an item of `len` bytes after the back item. `None` when it does
+    /// not fit now (or the state is inconsistent); the state is unchanged
+    /// then.
+    pub(crate) fn place_back(&mut self, len: u64) -> Option<Placement> {
+        let al = self.admit(len)?;
+        let s = self.size;
+        let p = if self.wrapped() || al <= s - self.wr {
+            // Wrapped: the one free gap [wr, rd) holds it (admit checked the
+            // total). Otherwise [wr, size) does.
+            Placement {
+                off: self.wr,
+                waste: 0,
+            }
+        } else if al <= self.rd {
+            // [wr, size) is too short: start over at 0 and charge the tail
+            // gap to this item.
+            Placement {
+                off: 0,
+                waste: s - self.wr,
+            }
+        } else {
+            return None;
+        };
+        self.used += p.waste + al;
+        self.wr = (p.off + al) % s;
+        Some(p)
+    }
+
+    /// Place an item of `len` bytes before the front item. `None` when it
+    /// does not fit now (or the state is inconsistent); the state is
+    /// unchanged then.
+    pub(crate) fn place_front(&mut self, len: u64) -> Option<Placement> {
+        let al = self.admit(len)?;
+        if self.used == 0 {
+            // Empty (and reset by admit): the same spot a back push takes.
+            return self.place_back(len);
+        }
+        let s = self.size;
+        let p = if self.wrapped() || al <= self.rd {
+            // Wrapped: the one free gap [wr, rd) ends at rd and is large
+            // enough. Otherwise [0, rd) holds it.
+            Placement {
+                off: self.rd - al,
+                waste: 0,
+            }
+        } else if al <= s - self.wr {
+            // [0, rd) is too short: go to the very end of the arena; the
+            // unusable [0, rd) becomes this item's trailing waste.
+            Placement {
+                off: s - al,
+                waste: self.rd,
+            }
+        } else {
+            return None;
+        };
+        self.used += p.waste + al;
+        self.rd = p.off;
+        Some(p)
+    }
+
+    /// Common admission for both ends: the aligned length if the state is
+    /// consistent and enough bytes are free in total. An arena holding no
+    /// bytes is reset to its start first.
+    fn admit(&mut self, len: u64) -> Option<u64> {
+        if !self.is_consistent() {
+            return None;
+        }
+        let al = align8(len);
+        if al > self.free() {
+            return None;
+        }
+        if self.used == 0 {
+            self.rd = 0;
+            self.wr = 0;
+        }
+        Some(al)
+    }
+
+    /// Give back the front item's `charge` (aligned length + waste).
+    pub(crate) fn release_front(&mut self, charge: u64) {
+        if self.size == 0 {
+            return;
+        }
+        self.rd = (self.rd % self.size + charge % self.size) % self.size;
+        self.used = self.used.saturating_sub(charge);
+        self.reset_if_unused();
+    }
+
+    /// Give back the back item's `charge` (aligned length + waste).
+    pub(crate) fn release_back(&mut self, charge: u64) {
+        if self.size == 0 {
+            return;
+        }
+        self.wr = (self.wr % self.size + self.size - charge % self.size) % self.size;
+        self.used = self.used.saturating_sub(charge);
+        self.reset_if_unused();
+    }
+
+    /// Nothing charged: start over at offset 0, so the next item gets the
+    /// whole arena in one piece. (Items of length 0 may remain; they own no
+    /// bytes, so moving the cursors under them is harmless.)
+    fn reset_if_unused(&mut self) {
+        if self.used == 0 {
+            self.rd = 0;
+            self.wr = 0;
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn align8_rounds_up_and_saturates() {
+        assert_eq!(align8(0), 0);
+        assert_eq!(align8(1), 8);
+        assert_eq!(align8(8), 8);
+        assert_eq!(align8(2000), 2000);
+        assert_eq!(align8(2001), 2008);
+        assert_eq!(align8(u64::MAX), !7u64);
+    }
+
+    #[test]
+    fn two_halves_fill_the_arena_exactly() {
+        let mut a = Arena::empty(4096);
+        assert_eq!(a.place_back(2048), Some(Placement { off: 0, waste: 0 }));
+        assert_eq!(
+            a.place_back(2048),
+            Some(Placement {
+                off: 2048,
+                waste: 0
+            })
+        );
+        assert_eq!(a.used, 4096);
+        assert_eq!(a.wr, 0);
+        assert!(a.is_consistent());
+        assert_eq!(a.place_back(1), None);
+        assert_eq!(a.place_front(1), None);
+        // An empty item still fits in a full arena.
+        assert_eq!(a.place_back(0), Some(Placement { off: 0, waste: 0 }));
+    }
+
+    #[test]
+    fn back_wrap_charges_the_gap_and_gives_it_back() {
+        let mut a = Arena::empty(4096);
+        a.place_back(1000).unwrap(); // [0, 1000)
+        a.place_back(2000).unwrap(); // [1000, 3000)
+        a.place_back(1000).unwrap(); // [3000, 4000)
+        a.release_front(1000); // rd = 1000
+
+        // 96 bytes left at the end: too short, so wrap and charge them.
+        assert_eq!(a.place_back(800), Some(Placement { off: 0, waste: 96 }));
+        assert_eq!(a.used, 2000 + 1000 + 96 + 800);
+        assert_eq!(a.wr, 800);
+        assert!(a.is_consistent());
+        // No room at the end nor before rd for another 800.
+        assert_eq!(a.place_back(800), None);
+        a.release_front(2000);
+        a.release_front(1000);
+        assert_eq!(a.rd, 4000);
+        a.release_front(96 + 800);
+        // Empty: back to the start.
+        assert_eq!(a, Arena::empty(4096));
+    }
+
+    #[test]
+    fn empty_arena_resets_to_its_start() {
+        let mut a = Arena::empty(4096);
+        a.place_back(24).unwrap();
+        a.place_back(24).unwrap();
+        a.release_back(24);
+        assert_eq!(a.wr, 24);
+        a.release_back(24);
+        assert_eq!(a, Arena::empty(4096));
+        a.place_front(4096).unwrap();
+        assert_eq!(a.used, 4096);
+        a.release_front(4096);
+        assert_eq!(a, Arena::empty(4096));
+    }
+
+    #[test]
+    fn front_wrap_goes_to_the_end_and_charges_the_head_gap() {
+        let mut a = Arena::empty(4096);
+        a.place_back(16).unwrap(); // [0, 16)
+        a.place_back(16).unwrap(); // [16, 32)
+        a.release_front(16); // rd = 16
+        let p = a.place_front(100).unwrap();
+        assert_eq!(
+            p,
+            Placement {
+                off: 4096 - 104,
+                waste: 16
+            }
+        );
+        assert_eq!(a.rd, 4096 - 104);
+        assert_eq!(a.used, 16 + 104 + 16);
+        assert!(a.is_consistent());
+        // pop_back of the 16 at [16, 32), then of the front-wrapped item.
+        a.release_back(16);
+        assert_eq!(a.wr, 16);
+        a.release_back(104 + 16);
+        assert_eq!(a.used, 0);
+        assert_eq!(a.wr, a.rd);
+    }
+
+    #[test]
+    fn inconsistent_state_places_nothing() {
+        let bad = [
+            Arena {
+                size: 4096,
+                rd: 4096,
+                wr: 0,
+                used: 0,
+            },
+            Arena {
+                size: 4096,
+                rd: 0,
+                wr: 8,
+                used: 16,
+            },
+            Arena {
+                size: 4096,
+                rd: 0,
+                wr: 0,
+                used: 5000,
+            },
+            Arena {
+                size: 4096,
+                rd: 3,
+                wr: 3,
+                used: 0,
+            },
+            Arena {
+                size: 0,
+                rd: 0,
+                wr: 0,
+                used: 0,
+            },
+            Arena {
+                size: 4096,
+                rd: !7u64,
+                wr: 8,
+                used: 8,
+            },
+        ];
+        for mut a in bad {
+            let before = a;
+            assert_eq!(a.place_back(8), None, "{a:?}");
+            assert_eq!(a.place_front(8), None, "{a:?}");
+            assert_eq!(a, before);
+            // Releases never panic, whatever the input.
+            a.release_front(u64::MAX);
+            a.release_back(u64::MAX);
+        }
+    }
+}

@@ -1,0 +1,1872 @@
+//! `StrQueue`: a bounded MPMC deque of byte strings in shared memory,
+//! guarded by one futex mutex, with a slot ring for the items and a
+//! circular byte arena for their bytes.
+//!
+//! Design: a mutex-protected ring buffer plus a circular ("bip-buffer"
+//! style) byte arena whose every item is contiguous. Variable-length items
+//! rule out a per-slot lock-free protocol like the Int queues' Vyukov ring,
+//! so every operation takes the lock in `lock.rs`, works on plain loads and
+//! stores, copies the bytes in or out, and unlocks. No user code runs while
+//! the lock is held (the Perl side converts its arguments before calling
+//! in and builds its scalars after the call returns).
+//!
+//! # Shared state (see `layout.rs` for the header itself)
+//!
+//! ```text
+//! header.head        slot index of the front item (kept < capacity)
+//! header.tail        number of items in the queue (0 ..= capacity)
+//! header.arena_rd    arena offset where the front item's charge starts
+//! header.arena_wr    arena offset where the back item's charge ends
+//! header.arena_used  bytes charged to the items present
+//! header.str_push_ok / str_pop_ok   exact counters, kept under the lock
+//! header.lock        the lock word: 0, or owner pid | CONTENDED bit
+//! ```
+//!
+//! Items occupy slots `head, head+1, .., head+tail-1` (mod capacity).
+//! `push_front` steps `head` back by one, `pop` steps it forward; `push`
+//! and `pop_back` only change `tail`.
+//!
+//! # Slot layout (16 bytes, `#[repr(C)]`, little-endian u32 fields)
+//!
+//! ```text
+//! offset  field   meaning
+//!      0  off     byte offset of the item's bytes in the arena; a multiple
+//!                 of 8 below the arena size (<= 2^32), so it fits in u32
+//!      4  len     the item's length in bytes (<= MAX_ITEM < 2^31)
+//!      8  meta    bit 0: the UTF-8 flag; bits 1-2: zero; bits 3-31: the
+//!                 wrap waste charged to this item. The waste is a multiple
+//!                 of 8 below the arena size, so it needs no shift: meta is
+//!                 simply `waste | flags`.
+//!     12  spare   zero; reserved (for the crash-recovery work)
+//! ```
+//!
+//! # Arena
+//!
+//! `arena_cap` bytes follow the slots (reported exactly by `stats`); the
+//! usable part is that rounded down to a multiple of 8. Items are 8-byte
+//! aligned with no header of their own, so two 2000-byte strings fill a
+//! 4096-byte arena. A wrap (an item that does not fit before the end of the
+//! arena, or for `push_front` before the front item) leaves a gap that is
+//! charged to the item that wrapped and given back when that item leaves by
+//! either end; an exactly full arena is valid; when the queue becomes empty
+//! the arena starts over at offset 0. The arithmetic and its invariants are
+//! in `arena.rs`.
+//!
+//! # Hostile shared memory
+//!
+//! The geometry (capacity, arena size and offset) comes from the private
+//! copy validated at attach, never from the live header. At run time every
+//! slot index is masked with `capacity - 1`, the item count is clamped to
+//! the capacity, an arena state that is not self-consistent is treated as
+//! full (pushes fail; pops still drain, and the queue heals when it empties),
+//! and an item whose bytes would fall outside the arena is treated as "no
+//! item" (pop reports empty). No shared-memory value can cause a panic or an
+//! out-of-bounds access.
+//!
+//! # Waiting
+//!
+//! Blocking calls use [`block_on`] with an attempt that takes the lock,
+//! tries once and unlocks. A successful push wakes one consumer (one item
+//! can satisfy one consumer). A pop frees a slot *and a variable number of
+//! arena bytes*, which may let several blocked producers in, or none of the
+//! first one woken (a big string) while a smaller one behind it would fit;
+//! waking just one producer could then leave a producer asleep next to free
+//! space. So every pop wakes all blocked producers (one `FUTEX_WAKE`, and
+//! only when somebody waits); the ones that still do not fit go back to
+//! sleep. `clear` wakes everybody on both sides.
+
+use std::ffi::CStr;
+use std::path::Path;
+
+use crate::arena::{align8, Arena};
+use crate::error::{Error, Result};
+use crate::futex::Deadline;
+use crate::layout::{Header, Variant, HEADER_SIZE, MAX_ITEM};
+use crate::lock::LockGuard;
+use crate::region::{Backing, Region, Request};
+use crate::ring::Miss;
+use crate::sync::{AtomicU32, Ordering};
+use crate::wait::{block_on, Side, Waited};
+use crate::Stats;
+
+/// One item's slot. See the module documentation for the field layout.
+#[repr(C)]
+struct StrSlot {
+    off: AtomicU32,
+    len: AtomicU32,
+    meta: AtomicU32,
+    spare: AtomicU32,
+}
+
+#[cfg(not(loom))]
+const _: () = {
+    assert!(std::mem::size_of::<StrSlot>() as u64 == Variant::Str.slot_size());
+    assert!(std::mem::align_of::<StrSlot>() <= 8);
+};
+
+/// `meta` bit 0: the item's bytes are UTF-8 (Perl's SvUTF8).
+const META_UTF8: u32 = 1;
+/// `meta` bits 3..: the wrap waste charged to the item.
+const META_WASTE: u32 = !7;
+
+/// The error for an item that can never fit, or `None` when it can.
+fn never_fits(len: u64, usable: u64) -> Option<Error> {
+    if len > usable {
+        return Some(Error::InvalidArgument(format!(
+            "string of {len} bytes exceeds the arena of {usable} bytes"
+        )));
+    }
+    if len > MAX_ITEM {
+        return Some(Error::InvalidArgument(format!(
+            "string of {len} bytes exceeds the maximum item size of {MAX_ITEM} bytes"
+        )));
+    }
+    None
+}
+
+/// A bounded MPMC deque of byte strings in shared memory.
+///
+/// Each item keeps its bytes and a UTF-8 flag. Operations at both ends
+/// (`push`/`push_front`, `pop`/`pop_back`) and batches take one
+/// cross-process lock; `peek` is exact. Handles are `Sync`; other processes
+/// open the same path, inherit the handle across `fork`, or attach to the
+/// memfd.
+///
+/// # Examples
+///
+/// ```
+/// use data_queue_shared::StrQueue;
+/// let q = StrQueue::anonymous(4, 0).unwrap();
+/// assert!(q.push(b"hello", false).unwrap());
+/// assert!(q.push_front("h\u{e9}".as_bytes(), true).unwrap());
+/// let mut out = Vec::new();
+/// assert_eq!(q.pop(false, &mut out), Some(true));
+/// assert_eq!(out, "h\u{e9}".as_bytes());
+/// assert_eq!(q.pop(true, &mut out), Some(false));
+/// assert_eq!(out, b"hello");
+/// assert_eq!(q.pop(false, &mut out), None);
+/// ```
+pub struct StrQueue {
+    region: Region,
+    /// `capacity - 1`, from the validated geometry.
+    mask: u64,
+    /// Usable arena bytes: `arena_cap` rounded down to a multiple of 8.
+    usable: u64,
+}
+
+/// The lock held, with the queue state loaded from the header. Changes are
+/// stored back when it is dropped, and only then is the lock released (the
+/// guard is the last field, dropped after `Drop::drop` ran).
+struct Locked<'q> {
+    q: &'q StrQueue,
+    head: u64,
+    count: u64,
+    arena: Arena,
+    pushed: u64,
+    popped: u64,
+    dirty: bool,
+    _guard: LockGuard<'q>,
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        if !self.dirty {
+            return;
+        }
+        let h = self.q.header();
+        // Plain Relaxed stores: every reader and writer of these fields
+        // holds the lock, whose release (the guard, dropped next) publishes
+        // them. `tail` is also read without the lock by `len`, which only
+        // wants a recent value.
+        h.head.store(self.head, Ordering::Relaxed);
+        h.tail.store(self.count, Ordering::Relaxed);
+        h.arena_rd.store(self.arena.rd, Ordering::Relaxed);
+        h.arena_wr.store(self.arena.wr, Ordering::Relaxed);
+        h.arena_used.store(self.arena.used, Ordering::Relaxed);
+        if self.pushed != 0 {
+            let v = h.str_push_ok.load(Ordering::Relaxed);
+            h.str_push_ok
+                .store(v.wrapping_add(self.pushed), Ordering::Relaxed);
+        }
+        if self.popped != 0 {
+            let v = h.str_pop_ok.load(Ordering::Relaxed);
+            h.str_pop_ok
+                .store(v.wrapping_add(self.popped), Ordering::Relaxed);
+        }
+    }
+}
+
+/// What a successful take found: where its bytes went in `out`, and flags.
+struct Taken {
+    start: usize,
+    len: usize,
+    utf8: bool,
+}
+
+impl<'q> Locked<'q> {
+    fn capacity(&self) -> u64 {
+        self.q.mask + 1
+    }
+
+    fn slot_of(&self, back: bool) -> &'q StrSlot {
+        let i = if back {
+            self.head.wrapping_add(self.count).wrapping_sub(1)
+        } else {
+            self.head
+        };
+        self.q.slot(i)
+    }
+
+    /// The end item's (offset, length, waste, utf8), if there is an item
+    /// and its bytes lie inside the arena.
+    fn read_end(&self, back: bool) -> Option<(u64, u64, u64, bool)> {
+        if self.count == 0 {
+            return None;
+        }
+        let s = self.slot_of(back);
+        let off = u64::from(s.off.load(Ordering::Relaxed));
+        let len = u64::from(s.len.load(Ordering::Relaxed));
+        let meta = s.meta.load(Ordering::Relaxed);
+        // Both are below 2^32, so the sum cannot overflow.
+        if len > MAX_ITEM || off + len > self.q.usable {
+            return None;
+        }
+        Some((
+            off,
+            len,
+            u64::from(meta & META_WASTE),
+            meta & META_UTF8 != 0,
+        ))
+    }
+
+    /// Append the end item's bytes to `out`; optionally remove the item.
+    fn copy_end(&mut self, back: bool, remove: bool, out: &mut Vec<u8>) -> Option<Taken> {
+        let (off, len, waste, utf8) = self.read_end(back)?;
+        let start = out.len();
+        let n = len as usize;
+        out.reserve(n);
+        // SAFETY: `off + len <= usable <= arena_cap` (checked in read_end),
+        // so the source lies inside the mapped arena; `out` has room for
+        // `n` more bytes after `reserve`, and a Vec never overlaps the
+        // mapping. We hold the lock, so no other process writes this item.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.q.arena_ptr(off), out.as_mut_ptr().add(start), n);
+            out.set_len(start + n);
+        }
+        if remove {
+            let charge = align8(len) + waste;
+            if back {
+                self.arena.release_back(charge);
+            } else {
+                self.arena.release_front(charge);
+                self.head = self.head.wrapping_add(1) & self.q.mask;
+            }
+            self.count -= 1;
+            if self.count == 0 {
+                self.head = 0;
+                self.arena = Arena::empty(self.q.usable);
+            }
+            self.popped += 1;
+            self.dirty = true;
+        }
+        Some(Taken {
+            start,
+            len: n,
+            utf8,
+        })
+    }
+
+    /// Push `bytes` at one end if there is a free slot and arena room.
+    /// The caller has checked that the item can ever fit.
+    fn put(&mut self, bytes: &[u8], utf8: bool, front: bool) -> bool {
+        if self.count >= self.capacity() {
+            return false;
+        }
+        let len = bytes.len() as u64;
+        let mut arena = self.arena;
+        let placed = if front {
+            arena.place_front(len)
+        } else {
+            arena.place_back(len)
+        };
+        let Some(p) = placed else {
+            return false;
+        };
+        // The arena arithmetic guarantees these; checking them here keeps
+        // the copy below obviously in bounds.
+        let (Ok(off32), Ok(waste32)) = (u32::try_from(p.off), u32::try_from(p.waste)) else {
+            return false;
+        };
+        if p.off.saturating_add(len) > self.q.usable || waste32 & !META_WASTE != 0 {
+            return false;
+        }
+        // SAFETY: `p.off + len <= usable`, so the destination lies inside
+        // the mapped arena, and the arena accounting reserves it for this
+        // item alone; we hold the lock; `bytes` is private memory.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.q.arena_ptr(p.off), bytes.len());
+        }
+        let idx = if front {
+            self.head = self.head.wrapping_sub(1) & self.q.mask;
+            self.head
+        } else {
+            self.head.wrapping_add(self.count) & self.q.mask
+        };
+        let s = self.q.slot(idx);
+        s.off.store(off32, Ordering::Relaxed);
+        // `len <= MAX_ITEM < 2^31` was checked by the caller.
+        s.len.store(len as u32, Ordering::Relaxed);
+        s.meta.store(
+            waste32 | if utf8 { META_UTF8 } else { 0 },
+            Ordering::Relaxed,
+        );
+        s.spare.store(0, Ordering::Relaxed);
+        self.arena = arena;
+        self.count += 1;
+        self.pushed += 1;
+        self.dirty = true;
+        true
+    }
+}
+
+impl StrQueue {
+    fn request(capacity: u64, arena: u64, mode: u32) -> Request {
+        Request {
+            variant: Variant::Str,
+            capacity,
+            arena,
+            mode,
+        }
+    }
+
+    fn init_body(r: &Region) {
+        // A fresh mapping is zero already; say so explicitly anyway.
+        let h = r.header();
+        for w in [
+            &h.head,
+            &h.tail,
+            &h.arena_rd,
+            &h.arena_wr,
+            &h.arena_used,
+            &h.str_push_ok,
+            &h.str_pop_ok,
+        ] {
+            w.store(0, Ordering::Relaxed);
+        }
+        h.lock.store(0, Ordering::Relaxed);
+    }
+
+    fn wrap(region: Region) -> Self {
+        let g = *region.geometry();
+        StrQueue {
+            mask: g.capacity - 1,
+            usable: g.arena_cap & !7,
+            region,
+        }
+    }
+
+    /// Create the queue file at `path` with `capacity` slots (rounded up to
+    /// a power of two, at least 2) and an arena of `arena` bytes (0 means
+    /// `capacity * 256`; raised to at least 4096), or attach to the queue
+    /// already there, whose stored geometry then wins. New files get `mode`.
+    ///
+    /// # Errors
+    /// Out-of-range capacity or arena (over 4 GiB), a path that cannot be
+    /// opened (a symlink is refused), a file holding another variant, a
+    /// truncated or corrupt file ([`Error::Incompatible`]), or no space.
+    pub fn open(path: impl AsRef<Path>, capacity: u64, arena: u64, mode: u32) -> Result<Self> {
+        Region::open_path(
+            path.as_ref(),
+            &Self::request(capacity, arena, mode),
+            &Self::init_body,
+        )
+        .map(Self::wrap)
+    }
+
+    /// A queue in anonymous shared memory, shared with children forked
+    /// after this call. `arena` as for [`StrQueue::open`].
+    ///
+    /// # Errors
+    /// Out-of-range capacity or arena, or mmap failure.
+    pub fn anonymous(capacity: u64, arena: u64) -> Result<Self> {
+        Region::anonymous(&Self::request(capacity, arena, 0), &Self::init_body).map(Self::wrap)
+    }
+
+    /// A queue in a new memfd named `name` (only a label).
+    ///
+    /// # Errors
+    /// Out-of-range capacity or arena, memfd_create or sealing failure.
+    pub fn memfd(name: &CStr, capacity: u64, arena: u64) -> Result<Self> {
+        Region::memfd(name, &Self::request(capacity, arena, 0), &Self::init_body).map(Self::wrap)
+    }
+
+    /// Attach to the Str queue behind `fd` (duplicated; the caller keeps
+    /// its own fd).
+    ///
+    /// # Errors
+    /// A bad fd, one too small for a header, or one holding another variant
+    /// or a truncated queue ([`Error::Incompatible`]).
+    pub fn from_fd(fd: i32) -> Result<Self> {
+        Region::from_fd(fd, Variant::Str).map(Self::wrap)
+    }
+
+    #[inline(always)]
+    fn header(&self) -> &Header {
+        self.region.header()
+    }
+
+    #[inline(always)]
+    fn slot(&self, i: u64) -> &StrSlot {
+        let i = i & self.mask;
+        // SAFETY: `i < capacity`, and the validated geometry puts
+        // `capacity` 16-byte slots right after the header; StrSlot is
+        // repr(C) atomics (align 4), which may alias shared memory.
+        unsafe { &*(self.region.at(HEADER_SIZE as u64 + i * 16) as *const StrSlot) }
+    }
+
+    /// Pointer to arena byte `off`.
+    ///
+    /// # Safety
+    /// `off <= usable` (one past the end only for zero-length access).
+    #[inline(always)]
+    unsafe fn arena_ptr(&self, off: u64) -> *mut u8 {
+        // SAFETY: the arena spans `arena_off .. arena_off + arena_cap` of
+        // the mapping, and the caller keeps `off <= usable <= arena_cap`.
+        unsafe { self.region.at(self.region.geometry().arena_off + off) }
+    }
+
+    /// Take the lock and load the state, sanitised (see the module docs).
+    fn locked(&self) -> Locked<'_> {
+        let h = self.header();
+        let (guard, contended) = LockGuard::acquire(&h.lock);
+        // Counters only written under the lock: load + store is exact.
+        let v = h.lock_acquired.load(Ordering::Relaxed);
+        h.lock_acquired.store(v.wrapping_add(1), Ordering::Relaxed);
+        if contended {
+            let v = h.lock_contended.load(Ordering::Relaxed);
+            h.lock_contended.store(v.wrapping_add(1), Ordering::Relaxed);
+        }
+        let count = h.tail.load(Ordering::Relaxed).min(self.mask + 1);
+        let head = h.head.load(Ordering::Relaxed) & self.mask;
+        let arena = if count == 0 {
+            Arena::empty(self.usable)
+        } else {
+            Arena {
+                size: self.usable,
+                rd: h.arena_rd.load(Ordering::Relaxed),
+                wr: h.arena_wr.load(Ordering::Relaxed),
+                used: h.arena_used.load(Ordering::Relaxed),
+            }
+        };
+        Locked {
+            q: self,
+            head,
+            count,
+            arena,
+            pushed: 0,
+            popped: 0,
+            dirty: false,
+            _guard: guard,
+        }
+    }
+
+    #[inline(always)]
+    fn consumers(&self) -> Side<'_> {
+        let h = self.header();
+        Side {
+            waiters: &h.pop_waiters,
+            futex: &h.pop_futex,
+        }
+    }
+
+    #[inline(always)]
+    fn producers(&self) -> Side<'_> {
+        let h = self.header();
+        Side {
+            waiters: &h.push_waiters,
+            futex: &h.push_futex,
+        }
+    }
+
+    /// After items left: wake every blocked producer (see "Waiting" in the
+    /// module docs for why not just one). Costs one load when nobody waits.
+    #[inline]
+    fn wake_producers(&self) {
+        self.producers().wake(u32::MAX);
+    }
+
+    fn check(&self, len: usize) -> Result<()> {
+        match never_fits(len as u64, self.usable) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn count_full(&self) {
+        self.header().push_full.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn count_empty(&self) {
+        self.header().pop_empty.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn push_at(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
+        self.check(bytes.len())?;
+        let ok = self.locked().put(bytes, utf8, front);
+        if ok {
+            self.consumers().wake(1);
+        } else {
+            self.count_full();
+        }
+        Ok(ok)
+    }
+
+    /// Push a copy of `bytes` (with its UTF-8 flag) at the back.
+    ///
+    /// Returns `Ok(false)` when there is no room now: every slot is taken,
+    /// or the arena has no contiguous space for it (counted in `push_full`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when the string could never fit: longer
+    /// than the usable arena, or than [`MAX_ITEM`] bytes. The message names
+    /// both sizes.
+    pub fn push(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
+        self.push_at(bytes, utf8, false)
+    }
+
+    /// Push a copy of `bytes` at the front (it becomes the next item
+    /// popped). As [`StrQueue::push`] otherwise.
+    ///
+    /// # Errors
+    /// As [`StrQueue::push`].
+    pub fn push_front(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
+        self.push_at(bytes, utf8, true)
+    }
+
+    /// Push at the back (or the front), sleeping while there is no room,
+    /// until `deadline`. A timeout counts in `push_full`.
+    ///
+    /// # Errors
+    /// As [`StrQueue::push`], checked before waiting.
+    pub fn push_wait(
+        &self,
+        bytes: &[u8],
+        utf8: bool,
+        front: bool,
+        deadline: &Deadline,
+    ) -> Result<Waited<()>> {
+        self.check(bytes.len())?;
+        // SYNC POINT: the attempt's lock CAS is SeqCst, and so are the
+        // waiter announcement in block_on and the waiter check in
+        // Side::wake. A consumer frees room under the lock and then checks
+        // `push_waiters`; this producer announces itself and then locks.
+        // In the single SeqCst order either the consumer's check comes
+        // after our announcement (it wakes us), or our lock CAS comes after
+        // its lock CAS, reads a value from its unlock or later, and so
+        // sees the room it made. No wake-up is lost.
+        let r = block_on(self.producers(), deadline, || {
+            if self.locked().put(bytes, utf8, front) {
+                Ok(())
+            } else {
+                Err(Miss::Settled)
+            }
+        });
+        match r {
+            Waited::Done(()) => self.consumers().wake(1),
+            Waited::TimedOut => self.count_full(),
+            Waited::Interrupted => {}
+        }
+        Ok(r)
+    }
+
+    /// Remove the front (or, with `back`, the back) item, copying its bytes
+    /// into `out` (cleared first). Returns its UTF-8 flag, or `None` when
+    /// the queue is empty (counted in `pop_empty`; `out` is then empty).
+    pub fn pop(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
+        out.clear();
+        let t = self.locked().copy_end(back, true, out);
+        match t {
+            Some(t) => {
+                self.wake_producers();
+                Some(t.utf8)
+            }
+            None => {
+                self.count_empty();
+                None
+            }
+        }
+    }
+
+    /// [`StrQueue::pop`], sleeping while the queue is empty, until
+    /// `deadline`. A timeout counts in `pop_empty`.
+    pub fn pop_wait(&self, back: bool, out: &mut Vec<u8>, deadline: &Deadline) -> Waited<bool> {
+        // SYNC POINT: as in push_wait, with the roles swapped: a producer
+        // publishes under the lock and then checks `pop_waiters` (SeqCst).
+        let r = block_on(self.consumers(), deadline, || {
+            out.clear();
+            match self.locked().copy_end(back, true, out) {
+                Some(t) => Ok(t.utf8),
+                None => Err(Miss::Settled),
+            }
+        });
+        match r {
+            Waited::Done(_) => self.wake_producers(),
+            Waited::TimedOut => self.count_empty(),
+            Waited::Interrupted => {}
+        }
+        r
+    }
+
+    /// Copy the front item's bytes into `out` (cleared first) without
+    /// removing it; exact (under the lock). Returns its UTF-8 flag, or
+    /// `None` when the queue is empty.
+    pub fn peek(&self, out: &mut Vec<u8>) -> Option<bool> {
+        out.clear();
+        self.locked().copy_end(false, false, out).map(|t| t.utf8)
+    }
+
+    /// Push `items` at the back, in order, under one lock, until one does
+    /// not fit now (a full queue or arena); returns how many were pushed.
+    /// Stopping early counts once in `push_full`. Wakes one consumer per
+    /// item pushed.
+    ///
+    /// # Errors
+    /// As [`StrQueue::push`] when any item could never fit; then nothing is
+    /// pushed (all items are checked before the lock is taken).
+    pub fn push_multi(&self, items: &[(&[u8], bool)]) -> Result<usize> {
+        for (b, _) in items {
+            self.check(b.len())?;
+        }
+        let mut n = 0usize;
+        {
+            let mut l = self.locked();
+            for (b, utf8) in items {
+                if !l.put(b, *utf8, false) {
+                    break;
+                }
+                n += 1;
+            }
+        }
+        if n < items.len() {
+            self.count_full();
+        }
+        self.consumers().wake(u32::try_from(n).unwrap_or(u32::MAX));
+        Ok(n)
+    }
+
+    /// Pop up to `n` items from the front under one lock, appending their
+    /// bytes to `out` and `(start, len, utf8)` for each to `items` (`start`
+    /// indexes `out`). With `max_bytes`, stop before the total length of
+    /// the items taken would exceed it, but always take the first item if
+    /// there is one. Returns how many were taken; none (with `n > 0`)
+    /// counts in `pop_empty`.
+    pub fn pop_multi(
+        &self,
+        n: usize,
+        max_bytes: Option<u64>,
+        out: &mut Vec<u8>,
+        items: &mut Vec<(usize, usize, bool)>,
+    ) -> usize {
+        let mut got = 0usize;
+        {
+            let mut l = self.locked();
+            let mut total = 0u64;
+            while got < n {
+                if let (Some(budget), true) = (max_bytes, got > 0) {
+                    match l.read_end(false) {
+                        Some((_, len, _, _)) if total.saturating_add(len) <= budget => {}
+                        _ => break,
+                    }
+                }
+                let Some(t) = l.copy_end(false, true, out) else {
+                    break;
+                };
+                total = total.saturating_add(t.len as u64);
+                items.push((t.start, t.len, t.utf8));
+                got += 1;
+            }
+        }
+        if got > 0 {
+            self.wake_producers();
+        } else if n > 0 {
+            self.count_empty();
+        }
+        got
+    }
+
+    /// Items in the queue (a snapshot, read without the lock).
+    pub fn len(&self) -> u64 {
+        self.header()
+            .tail
+            .load(Ordering::Relaxed)
+            .min(self.capacity())
+    }
+
+    /// Whether the queue is empty (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether every slot is taken (a snapshot; the arena may fill first).
+    pub fn is_full(&self) -> bool {
+        self.len() >= self.capacity()
+    }
+
+    /// Slot count.
+    pub fn capacity(&self) -> u64 {
+        self.mask + 1
+    }
+
+    /// Remove every item (they are not counted as pops) and reset the
+    /// arena; returns how many were removed. Wakes every blocked producer
+    /// and consumer.
+    pub fn clear(&self) -> u64 {
+        let n = {
+            let mut l = self.locked();
+            let n = l.count;
+            l.count = 0;
+            l.head = 0;
+            l.arena = Arena::empty(self.usable);
+            l.dirty = true;
+            let h = self.header();
+            let c = h.cleared.load(Ordering::Relaxed);
+            h.cleared.store(c.wrapping_add(n), Ordering::Relaxed);
+            n
+        };
+        self.producers().wake_all();
+        self.consumers().wake_all();
+        n
+    }
+
+    /// Flush the mapping to its file (`msync`).
+    ///
+    /// # Errors
+    /// msync failure.
+    pub fn sync(&self) -> Result<()> {
+        self.region.sync()
+    }
+
+    /// Counters and gauges (read without the lock, so approximate while
+    /// others work; exact when quiescent). `arena_cap` is the arena size as
+    /// created; `arena_used` includes wrap waste.
+    pub fn stats(&self) -> Stats {
+        let h = self.header();
+        Stats {
+            size: self.len(),
+            capacity: self.capacity(),
+            mmap_size: self.region.mapped_len(),
+            push_ok: h.str_push_ok.load(Ordering::Relaxed),
+            pop_ok: h.str_pop_ok.load(Ordering::Relaxed),
+            push_full: h.push_full.load(Ordering::Relaxed),
+            pop_empty: h.pop_empty.load(Ordering::Relaxed),
+            recoveries: h.recoveries.load(Ordering::Relaxed),
+            push_waiters: u64::from(h.push_waiters.load(Ordering::Relaxed)),
+            pop_waiters: u64::from(h.pop_waiters.load(Ordering::Relaxed)),
+            arena_cap: self.region.geometry().arena_cap,
+            arena_used: h.arena_used.load(Ordering::Relaxed).min(self.usable),
+            lock_acquired: h.lock_acquired.load(Ordering::Relaxed),
+            lock_contended: h.lock_contended.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The file path of a file-backed queue.
+    pub fn path(&self) -> Option<&CStr> {
+        self.region.path()
+    }
+
+    /// The memfd (or attached fd), or -1.
+    pub fn fd(&self) -> i32 {
+        self.region.fd()
+    }
+
+    /// Remove the backing file.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for anonymous and memfd queues; the unlink
+    /// error otherwise.
+    pub fn unlink(&self) -> Result<()> {
+        match (self.region.backing(), self.region.path()) {
+            (Backing::File, Some(p)) => crate::region::unlink(&crate::region::path_buf(p)),
+            _ => Err(Error::Unsupported("cannot unlink anonymous or memfd queue")),
+        }
+    }
+
+    /// The region (path, fd, backing, geometry).
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+    use std::path::PathBuf;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    /// xorshift64*: deterministic, no crates.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.0 = x;
+            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn pop_item(q: &StrQueue, back: bool) -> Option<(Vec<u8>, bool)> {
+        let mut out = vec![0xAA; 3]; // must be cleared by pop
+        q.pop(back, &mut out).map(|u| (out, u))
+    }
+
+    fn pattern(id: u64, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|i| (id.wrapping_mul(131).wrapping_add(i as u64 * 7) % 251) as u8)
+            .collect()
+    }
+
+    fn temp_path(tag: &str) -> PathBuf {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        std::env::temp_dir().join(format!(
+            "dqs-strq-{tag}-{}-{}.shm",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ))
+    }
+
+    /// Sum of the charges (aligned length + waste) recorded in the slots of
+    /// the items present.
+    fn slot_charges(q: &StrQueue) -> u64 {
+        let h = q.header();
+        let head = h.head.load(Ordering::Relaxed);
+        let count = h.tail.load(Ordering::Relaxed);
+        (0..count)
+            .map(|i| {
+                let s = q.slot(head + i);
+                align8(u64::from(s.len.load(Ordering::Relaxed)))
+                    + u64::from(s.meta.load(Ordering::Relaxed) & META_WASTE)
+            })
+            .sum()
+    }
+
+    fn end_slot(q: &StrQueue, back: bool) -> (u64, u64) {
+        let h = q.header();
+        let head = h.head.load(Ordering::Relaxed);
+        let count = h.tail.load(Ordering::Relaxed);
+        let s = q.slot(if back { head + count - 1 } else { head });
+        (
+            u64::from(s.off.load(Ordering::Relaxed)),
+            u64::from(s.meta.load(Ordering::Relaxed) & META_WASTE),
+        )
+    }
+
+    #[test]
+    fn two_2000_byte_strings_fill_a_4096_arena_exactly() {
+        let q = StrQueue::anonymous(16, 4096).unwrap();
+        let a = vec![b'a'; 2000];
+        let b = vec![b'b'; 2000];
+        assert!(q.push(&a, false).unwrap());
+        assert!(q.push(&b, false).unwrap());
+        assert!(q.push(&[b'c'; 96], false).unwrap());
+        assert_eq!(q.stats().arena_used, 4096);
+        // Exactly full: nothing more fits, except an empty string.
+        assert!(!q.push(b"x", false).unwrap());
+        assert!(!q.push_front(b"x", false).unwrap());
+        assert_eq!(q.stats().push_full, 2);
+        assert!(q.push(b"", false).unwrap());
+        assert_eq!(pop_item(&q, false).unwrap().0, a);
+        assert_eq!(pop_item(&q, false).unwrap().0, b);
+        assert_eq!(pop_item(&q, false).unwrap().0, vec![b'c'; 96]);
+        assert_eq!(pop_item(&q, false).unwrap().0, b"");
+        assert_eq!(pop_item(&q, false), None);
+        assert_eq!(q.stats().arena_used, 0);
+    }
+
+    #[test]
+    fn wrap_waste_is_charged_and_given_back_by_pop_and_pop_back() {
+        for back in [false, true] {
+            let q = StrQueue::anonymous(16, 4096).unwrap();
+            for (i, n) in [1000usize, 2000, 1000].iter().enumerate() {
+                assert!(q.push(&pattern(i as u64, *n), false).unwrap());
+            }
+            assert_eq!(pop_item(&q, false).unwrap().0, pattern(0, 1000));
+            // 96 bytes are left at the end: an 800-byte item wraps to 0.
+            assert!(q.push(&pattern(9, 800), false).unwrap());
+            assert_eq!(end_slot(&q, true), (0, 96));
+            assert_eq!(q.stats().arena_used, 2000 + 1000 + 96 + 800);
+            if back {
+                assert_eq!(pop_item(&q, true).unwrap().0, pattern(9, 800));
+                assert_eq!(q.stats().arena_used, 3000);
+                // The waste came back: the end of the arena is usable again.
+                assert!(q.push(&pattern(10, 96), false).unwrap());
+                assert_eq!(end_slot(&q, true), (4000, 0));
+            } else {
+                pop_item(&q, false).unwrap();
+                pop_item(&q, false).unwrap();
+                assert_eq!(q.stats().arena_used, 96 + 800);
+                assert_eq!(pop_item(&q, false).unwrap().0, pattern(9, 800));
+                assert_eq!(q.stats().arena_used, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn push_front_wraps_toward_the_end_and_frees_what_it_took() {
+        let q = StrQueue::anonymous(16, 4096).unwrap();
+        assert!(q.push(&pattern(1, 16), false).unwrap());
+        assert!(q.push(&pattern(2, 16), false).unwrap());
+        pop_item(&q, false).unwrap(); // the front item now starts at 16
+        assert!(q.push_front(&pattern(3, 100), true).unwrap());
+        assert_eq!(end_slot(&q, false), (4096 - 104, 16));
+        assert_eq!(q.stats().arena_used, 16 + 104 + 16);
+        let mut out = Vec::new();
+        assert_eq!(q.peek(&mut out), Some(true));
+        assert_eq!(out, pattern(3, 100));
+        assert_eq!(pop_item(&q, true).unwrap().0, pattern(2, 16));
+        assert_eq!(pop_item(&q, true).unwrap(), (pattern(3, 100), true));
+        assert_eq!(q.stats().arena_used, 0);
+    }
+
+    #[test]
+    fn push_front_items_stack_lifo_at_the_head() {
+        let q = StrQueue::anonymous(8, 0).unwrap();
+        q.push(b"tail", false).unwrap();
+        for s in [&b"one"[..], b"two", b"three"] {
+            assert!(q.push_front(s, false).unwrap());
+        }
+        let got: Vec<_> = std::iter::from_fn(|| pop_item(&q, false).map(|x| x.0)).collect();
+        assert_eq!(
+            got,
+            vec![
+                b"three".to_vec(),
+                b"two".to_vec(),
+                b"one".to_vec(),
+                b"tail".to_vec()
+            ]
+        );
+    }
+
+    #[test]
+    fn arena_resets_to_its_start_when_the_queue_empties() {
+        let q = StrQueue::anonymous(16, 4096).unwrap();
+        q.push(&[1; 1000], false).unwrap();
+        q.push(&[2; 1000], false).unwrap();
+        pop_item(&q, false).unwrap();
+        pop_item(&q, true).unwrap();
+        let h = q.header();
+        assert_eq!(h.arena_rd.load(Ordering::Relaxed), 0);
+        assert_eq!(h.arena_wr.load(Ordering::Relaxed), 0);
+        assert_eq!(h.arena_used.load(Ordering::Relaxed), 0);
+        // The whole arena in one piece is available again.
+        assert!(q.push(&[3; 4096], false).unwrap());
+        assert_eq!(end_slot(&q, false), (0, 0));
+    }
+
+    #[test]
+    fn strings_that_can_never_fit_are_errors_naming_the_sizes() {
+        let q = StrQueue::anonymous(4, 4096).unwrap();
+        let e = q.push(&[0; 4097], false).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)));
+        assert_eq!(
+            e.to_string(),
+            "string of 4097 bytes exceeds the arena of 4096 bytes"
+        );
+        assert!(q.push_front(&[0; 5000], false).is_err());
+        assert!(q
+            .push_wait(&[0; 5000], false, false, &Deadline::FOREVER)
+            .is_err());
+        assert!(q.push(&[0; 4096], false).unwrap());
+        assert_eq!(q.stats().push_full, 0, "errors are not push_full");
+
+        // Usable bytes are the arena rounded down to a multiple of 8; stats
+        // reports the arena as requested.
+        let q = StrQueue::anonymous(4, 4100).unwrap();
+        assert_eq!(q.stats().arena_cap, 4100);
+        let e = q.push(&[0; 4100], false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "string of 4100 bytes exceeds the arena of 4096 bytes"
+        );
+        assert!(q.push(&[0; 4096], false).unwrap());
+
+        // The hard limit (an arena that large is not mapped in a test).
+        let e = never_fits(MAX_ITEM + 1, 1 << 32).unwrap();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "string of {} bytes exceeds the maximum item size of {MAX_ITEM} bytes",
+                MAX_ITEM + 1
+            )
+        );
+        assert!(never_fits(MAX_ITEM, 1 << 32).is_none());
+    }
+
+    #[test]
+    fn arena_sizes_default_minimum_and_exact() {
+        assert_eq!(
+            StrQueue::anonymous(1024, 0).unwrap().stats().arena_cap,
+            1024 * 256
+        );
+        assert_eq!(StrQueue::anonymous(2, 0).unwrap().stats().arena_cap, 4096);
+        assert_eq!(StrQueue::anonymous(2, 100).unwrap().stats().arena_cap, 4096);
+        let q = StrQueue::anonymous(2, 10_000).unwrap();
+        let s = q.stats();
+        assert_eq!(s.arena_cap, 10_000);
+        assert_eq!(s.mmap_size, 256 + 2 * 16 + 10_000);
+        assert!(StrQueue::anonymous(2, (1 << 32) + 1).is_err());
+    }
+
+    #[test]
+    fn push_multi_stops_at_the_first_item_that_does_not_fit() {
+        let q = StrQueue::anonymous(16, 4096).unwrap();
+        let (a, b, c, d) = (
+            vec![1u8; 2000],
+            vec![2u8; 2000],
+            vec![3u8; 100],
+            vec![4u8; 8],
+        );
+        let items: Vec<(&[u8], bool)> = vec![(&a, false), (&b, true), (&c, false), (&d, false)];
+        // 96 bytes are left after two 2000s: 100 does not fit, and the 8
+        // after it is not tried.
+        assert_eq!(q.push_multi(&items).unwrap(), 2);
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.stats().push_full, 1);
+        assert_eq!(pop_item(&q, false).unwrap(), (a.clone(), false));
+        assert_eq!(pop_item(&q, false).unwrap(), (b.clone(), true));
+
+        // The slot count stops it too.
+        let q = StrQueue::anonymous(2, 0).unwrap();
+        let items: Vec<(&[u8], bool)> = vec![(b"x", false), (b"y", false), (b"z", false)];
+        assert_eq!(q.push_multi(&items).unwrap(), 2);
+
+        // An item that can never fit: an error, and nothing is pushed.
+        let q = StrQueue::anonymous(16, 4096).unwrap();
+        let big = vec![0u8; 5000];
+        let items: Vec<(&[u8], bool)> = vec![(b"ok", false), (&big, false)];
+        let e = q.push_multi(&items).unwrap_err();
+        assert!(e.to_string().contains("5000"), "{e}");
+        assert_eq!(q.len(), 0);
+        assert_eq!(q.stats().push_ok, 0);
+    }
+
+    #[test]
+    fn pop_multi_respects_count_and_byte_budget() {
+        let q = StrQueue::anonymous(16, 0).unwrap();
+        for i in 0..5u64 {
+            q.push(&pattern(i, 100), i % 2 == 1).unwrap();
+        }
+        let mut out = Vec::new();
+        let mut items = Vec::new();
+        // 100 + 100 <= 250, a third would make 300.
+        assert_eq!(q.pop_multi(10, Some(250), &mut out, &mut items), 2);
+        assert_eq!(items, vec![(0, 100, false), (100, 100, true)]);
+        assert_eq!(&out[..100], &pattern(0, 100)[..]);
+        assert_eq!(&out[100..], &pattern(1, 100)[..]);
+        // A budget below the first item still returns that one item; the
+        // output is appended to.
+        assert_eq!(q.pop_multi(10, Some(10), &mut out, &mut items), 1);
+        assert_eq!(items[2], (200, 100, false));
+        assert_eq!(q.pop_multi(10, Some(0), &mut out, &mut items), 1);
+        // The count limit.
+        q.push(b"", false).unwrap();
+        assert_eq!(q.pop_multi(1, None, &mut out, &mut items), 1);
+        assert_eq!(q.pop_multi(10, None, &mut out, &mut items), 1);
+        assert_eq!(items.last(), Some(&(500, 0, false)));
+        assert_eq!(q.pop_multi(10, None, &mut out, &mut items), 0);
+        assert_eq!(q.pop_multi(0, None, &mut out, &mut items), 0);
+        let s = q.stats();
+        assert_eq!((s.pop_ok, s.pop_empty, s.arena_used), (6, 1, 0));
+    }
+
+    #[test]
+    fn utf8_flag_round_trips_through_pop_peek_and_pop_back() {
+        let q = StrQueue::anonymous(8, 0).unwrap();
+        let s = "caf\u{e9} \u{263a}".as_bytes();
+        q.push(s, true).unwrap();
+        q.push(s, false).unwrap();
+        q.push_front(b"plain", false).unwrap();
+        q.push(b"", true).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(q.peek(&mut out), Some(false));
+        assert_eq!(out, b"plain");
+        assert_eq!(q.pop(true, &mut out), Some(true));
+        assert!(out.is_empty());
+        assert_eq!(pop_item(&q, false).unwrap(), (b"plain".to_vec(), false));
+        assert_eq!(q.peek(&mut out), Some(true));
+        assert_eq!(pop_item(&q, false).unwrap(), (s.to_vec(), true));
+        assert_eq!(pop_item(&q, true).unwrap(), (s.to_vec(), false));
+        assert_eq!(q.peek(&mut out), None);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn empty_string_is_an_item() {
+        let q = StrQueue::anonymous(2, 0).unwrap();
+        assert!(q.push(b"", false).unwrap());
+        assert!(q.push_front(b"", true).unwrap());
+        assert!(!q.push(b"", false).unwrap(), "two slots only");
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.stats().arena_used, 0);
+        assert_eq!(pop_item(&q, false), Some((vec![], true)));
+        assert_eq!(pop_item(&q, false), Some((vec![], false)));
+        assert_eq!(pop_item(&q, false), None);
+    }
+
+    #[test]
+    fn every_byte_value_round_trips() {
+        let q = StrQueue::anonymous(8, 16384).unwrap();
+        let all: Vec<u8> = (0..=255u8).collect();
+        let nuls = vec![0u8; 77];
+        let ffs = vec![0xFFu8; 1001];
+        let rev: Vec<u8> = (0..=255u8).rev().cycle().take(3333).collect();
+        for s in [&all, &nuls, &ffs, &rev] {
+            q.push(s, false).unwrap();
+        }
+        q.push_front(&all, false).unwrap();
+        assert_eq!(pop_item(&q, false).unwrap().0, all);
+        for s in [&all, &nuls, &ffs, &rev] {
+            assert_eq!(&pop_item(&q, false).unwrap().0, s);
+        }
+    }
+
+    #[test]
+    fn waits_time_out_and_count() {
+        let q = StrQueue::anonymous(2, 0).unwrap();
+        let mut out = Vec::new();
+        let d = Deadline::after_secs(0.02);
+        assert_eq!(q.pop_wait(false, &mut out, &d), Waited::TimedOut);
+        assert_eq!(q.stats().pop_empty, 1);
+        q.push(b"a", false).unwrap();
+        q.push(b"b", false).unwrap();
+        let d = Deadline::after_secs(0.02);
+        assert_eq!(
+            q.push_wait(b"c", false, true, &d).unwrap(),
+            Waited::TimedOut
+        );
+        assert_eq!(q.stats().push_full, 1);
+        // Zero timeout: one try.
+        let d = Deadline::after_secs(0.0);
+        assert_eq!(q.pop_wait(true, &mut out, &d), Waited::Done(false));
+        assert_eq!(out, b"b");
+        assert_eq!(q.push_wait(b"c", true, true, &d).unwrap(), Waited::Done(()));
+        assert_eq!(pop_item(&q, false).unwrap(), (b"c".to_vec(), true));
+    }
+
+    #[test]
+    fn blocked_pop_wakes_on_push_and_push_on_pop() {
+        let q = Arc::new(StrQueue::anonymous(2, 4096).unwrap());
+        let q2 = q.clone();
+        let t = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let r = q2.pop_wait(true, &mut out, &Deadline::after_secs(30.0));
+            (r, out)
+        });
+        wait_until(|| q.stats().pop_waiters == 1);
+        q.push(b"wake", true).unwrap();
+        assert_eq!(t.join().unwrap(), (Waited::Done(true), b"wake".to_vec()));
+
+        // Arena full (one 4000-byte item): two producers of small strings
+        // block; one pop must let *both* in.
+        q.push(&[7; 4000], false).unwrap();
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let q = q.clone();
+                std::thread::spawn(move || {
+                    q.push_wait(&[i; 100], false, false, &Deadline::after_secs(30.0))
+                        .unwrap()
+                })
+            })
+            .collect();
+        wait_until(|| q.stats().push_waiters == 2);
+        assert_eq!(pop_item(&q, false).unwrap().0, vec![7; 4000]);
+        for h in hs {
+            assert_eq!(h.join().unwrap(), Waited::Done(()));
+        }
+        assert_eq!(q.len(), 2);
+    }
+
+    #[test]
+    fn clear_wakes_every_blocked_producer() {
+        let q = Arc::new(StrQueue::anonymous(4, 0).unwrap());
+        for i in 0..4u64 {
+            q.push(&pattern(i, 10), false).unwrap();
+        }
+        let hs: Vec<_> = (0..3u64)
+            .map(|i| {
+                let q = q.clone();
+                std::thread::spawn(move || {
+                    q.push_wait(&pattern(i, 5), false, i == 1, &Deadline::after_secs(30.0))
+                        .unwrap()
+                })
+            })
+            .collect();
+        wait_until(|| q.stats().push_waiters == 3);
+        assert_eq!(q.clear(), 4);
+        for h in hs {
+            assert_eq!(h.join().unwrap(), Waited::Done(()));
+        }
+        let s = q.stats();
+        assert_eq!(
+            (s.size, s.push_ok, s.pop_ok),
+            (3, 7, 0),
+            "cleared items are not pops"
+        );
+    }
+
+    /// Poll `cond` until true; a 20 s watchdog instead of a timing assertion.
+    fn wait_until(cond: impl Fn() -> bool) {
+        let t0 = std::time::Instant::now();
+        while !cond() {
+            assert!(
+                t0.elapsed().as_secs() < 20,
+                "watchdog: condition never held"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn threads_two_producers_two_consumers_lose_and_duplicate_nothing() {
+        const PER: u64 = 5_000;
+        let q = Arc::new(StrQueue::anonymous(8, 4096).unwrap());
+        let taken = Arc::new(AtomicUsize::new(0));
+        let mut producers = vec![];
+        for p in 0..2u64 {
+            let q = q.clone();
+            producers.push(std::thread::spawn(move || {
+                let mut rng = Rng(0x9E37_79B9 + p);
+                for i in 0..PER {
+                    let mut s = format!("{p}:{i}:").into_bytes();
+                    s.extend(pattern(i, rng.below(300) as usize));
+                    let r = q.push_wait(&s, p == 1, false, &Deadline::after_secs(30.0));
+                    assert_eq!(r.unwrap(), Waited::Done(()), "watchdog");
+                }
+            }));
+        }
+        let mut consumers = vec![];
+        for c in 0..2 {
+            let (q, taken) = (q.clone(), taken.clone());
+            consumers.push(std::thread::spawn(move || {
+                let mut got = vec![];
+                let mut out = Vec::new();
+                let mut items = Vec::new();
+                let t0 = std::time::Instant::now();
+                while taken.load(Ordering::Relaxed) < 2 * PER as usize {
+                    assert!(t0.elapsed().as_secs() < 60, "watchdog");
+                    if c == 0 {
+                        let d = Deadline::after_secs(0.05);
+                        if let Waited::Done(u) = q.pop_wait(false, &mut out, &d) {
+                            got.push((out.clone(), u));
+                            taken.fetch_add(1, Ordering::Relaxed);
+                        }
+                    } else {
+                        out.clear();
+                        items.clear();
+                        let n = q.pop_multi(3, Some(400), &mut out, &mut items);
+                        for &(s, l, u) in &items {
+                            got.push((out[s..s + l].to_vec(), u));
+                        }
+                        taken.fetch_add(n, Ordering::Relaxed);
+                        if n == 0 {
+                            std::thread::yield_now();
+                        }
+                    }
+                }
+                got
+            }));
+        }
+        for h in producers {
+            h.join().unwrap();
+        }
+        let mut seen = std::collections::HashSet::new();
+        for h in consumers {
+            let got = h.join().unwrap();
+            // Each consumer sees each producer's items in push order.
+            let mut last = [None::<u64>; 2];
+            for (s, u) in got {
+                let text = String::from_utf8_lossy(&s);
+                let mut parts = text.splitn(3, ':');
+                let p: u64 = parts.next().unwrap().parse().unwrap();
+                let i: u64 = parts.next().unwrap().parse().unwrap();
+                assert_eq!(u, p == 1);
+                let prefix = format!("{p}:{i}:").len();
+                assert_eq!(&s[prefix..], &pattern(i, s.len() - prefix)[..]);
+                assert!(
+                    last[p as usize].map_or(true, |l| l < i),
+                    "order within a producer"
+                );
+                last[p as usize] = Some(i);
+                assert!(seen.insert((p, i)), "duplicate {p}:{i}");
+            }
+        }
+        assert_eq!(seen.len(), 2 * PER as usize);
+        let s = q.stats();
+        assert_eq!(
+            (s.push_ok, s.pop_ok, s.size, s.arena_used),
+            (2 * PER, 2 * PER, 0, 0)
+        );
+        assert!(s.lock_acquired >= 4 * PER);
+    }
+
+    /// Run `child` in a forked process; returns its exit status. The child
+    /// only touches the queue and then `_exit`s (no unwinding, no atexit).
+    fn in_child(child: impl FnOnce() -> i32) -> libc::pid_t {
+        // SAFETY: the child runs only `child` (queue operations on a shared
+        // mapping, allocation, which glibc keeps fork-safe) and then
+        // `_exit`, never returning into the test harness.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(99);
+            // SAFETY: terminating the child without running Rust or libc
+            // exit handlers is exactly what a forked test child must do.
+            unsafe { libc::_exit(code) };
+        }
+        pid
+    }
+
+    fn exit_status(pid: libc::pid_t) -> i32 {
+        let mut st = 0;
+        // SAFETY: `pid` is our child; `st` is a valid out-pointer.
+        let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+        assert_eq!(r, pid);
+        assert!(libc::WIFEXITED(st), "child died: status {st}");
+        libc::WEXITSTATUS(st)
+    }
+
+    #[test]
+    fn fork_producer_and_consumer_exchange_strings_both_ways() {
+        const N: u64 = 2_000;
+        let q = StrQueue::anonymous(4, 4096).unwrap();
+        // Fill the pid cache before forking: the child must not inherit it.
+        q.push(b"warm", false).unwrap();
+        pop_item(&q, false).unwrap();
+
+        // Child produces at the back; parent consumes from the front.
+        let pid = in_child(|| {
+            for i in 0..N {
+                let s = pattern(i, (i * 37 % 600) as usize);
+                let d = Deadline::after_secs(30.0);
+                if q.push_wait(&s, i % 3 == 0, false, &d).unwrap() != Waited::Done(()) {
+                    return 2;
+                }
+            }
+            0
+        });
+        let mut out = Vec::new();
+        for i in 0..N {
+            let r = q.pop_wait(false, &mut out, &Deadline::after_secs(30.0));
+            assert_eq!(r, Waited::Done(i % 3 == 0), "item {i}");
+            assert_eq!(out, pattern(i, (i * 37 % 600) as usize));
+        }
+        assert_eq!(exit_status(pid), 0);
+
+        // Parent pushes at the front; the child takes from the back, so it
+        // sees them in push order. The child also checks the lock word
+        // names it, not its parent.
+        let pid = in_child(|| {
+            // SAFETY: getpid has no preconditions.
+            let me = unsafe { libc::getpid() } as u32;
+            if crate::lock::current_pid() != me {
+                return 3;
+            }
+            {
+                let (_g, _) = LockGuard::acquire(&q.header().lock);
+                if crate::lock::owner_pid(q.header().lock.load(Ordering::Relaxed)) != me {
+                    return 4;
+                }
+            }
+            let mut out = Vec::new();
+            for i in 0..N {
+                let d = Deadline::after_secs(30.0);
+                if q.pop_wait(true, &mut out, &d) != Waited::Done(i % 2 == 0) {
+                    return 5;
+                }
+                if out != pattern(i, (i * 53 % 700) as usize) {
+                    return 6;
+                }
+            }
+            0
+        });
+        for i in 0..N {
+            let s = pattern(i, (i * 53 % 700) as usize);
+            let d = Deadline::after_secs(30.0);
+            assert_eq!(
+                q.push_wait(&s, i % 2 == 0, true, &d).unwrap(),
+                Waited::Done(())
+            );
+        }
+        assert_eq!(exit_status(pid), 0);
+        let s = q.stats();
+        assert_eq!(
+            (s.push_ok, s.pop_ok, s.size, s.arena_used),
+            (2 * N + 1, 2 * N + 1, 0, 0)
+        );
+    }
+
+    #[test]
+    fn file_queue_persists_and_refuses_other_variants_and_truncation() {
+        let path = temp_path("file");
+        let q = StrQueue::open(&path, 8, 5000, 0o600).unwrap();
+        assert_eq!(
+            q.path().unwrap().to_bytes(),
+            path.as_os_str().as_encoded_bytes()
+        );
+        assert_eq!(q.fd(), -1);
+        q.push(b"kept in the file", true).unwrap();
+        q.sync().unwrap();
+        drop(q);
+        // Reopening attaches; the stored geometry wins over the request.
+        let q = StrQueue::open(&path, 2, 0, 0o600).unwrap();
+        assert_eq!((q.capacity(), q.stats().arena_cap), (8, 5000));
+        assert_eq!(
+            pop_item(&q, false).unwrap(),
+            (b"kept in the file".to_vec(), true)
+        );
+        let len = q.stats().mmap_size;
+        drop(q);
+
+        let e = crate::IntQueue::<i64>::open(&path, 8, 0o600).err().unwrap();
+        assert!(matches!(e, Error::Incompatible { .. }), "{e}");
+
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.set_len(len - 1).unwrap();
+        let e = StrQueue::open(&path, 8, 5000, 0o600).err().unwrap();
+        assert!(matches!(e, Error::Incompatible { .. }), "{e}");
+        std::fs::remove_file(&path).unwrap();
+
+        // And the reverse: an Int file opened as Str.
+        let ipath = temp_path("int");
+        let iq = crate::IntQueue::<i64>::open(&ipath, 8, 0o600).unwrap();
+        drop(iq);
+        let e = StrQueue::open(&ipath, 8, 0, 0o600).err().unwrap();
+        assert!(matches!(e, Error::Incompatible { .. }), "{e}");
+        std::fs::remove_file(&ipath).unwrap();
+
+        // unlink through the handle.
+        let upath = temp_path("unlink");
+        let q = StrQueue::open(&upath, 2, 0, 0o600).unwrap();
+        q.unlink().unwrap();
+        assert!(!upath.exists());
+        assert!(StrQueue::anonymous(2, 0).unwrap().unlink().is_err());
+    }
+
+    #[test]
+    fn two_handles_on_one_file_at_once() {
+        let path = temp_path("two");
+        let q = StrQueue::open(&path, 8, 0, 0o600).unwrap();
+        q.push(b"shared", false).unwrap();
+        let p2 = path.clone();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = StrQueue::open(&p2, 8, 0, 0o600).map(|q2| pop_item(&q2, false));
+            tx.send(r.ok().flatten()).unwrap();
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+        q.unlink().unwrap();
+        drop(q); // unblocks a stuck opener either way
+        assert_eq!(
+            got.expect("second open blocked while the first handle maps the file"),
+            Some((b"shared".to_vec(), false))
+        );
+    }
+
+    #[test]
+    fn memfd_queue_attaches_by_fd() {
+        let q = StrQueue::memfd(c"strq-test", 4, 0).unwrap();
+        assert!(q.fd() >= 0);
+        let q2 = StrQueue::from_fd(q.fd()).unwrap();
+        q.push_front(b"via memfd", false).unwrap();
+        assert_eq!(pop_item(&q2, true).unwrap().0, b"via memfd");
+        assert!(crate::IntQueue::<i64>::from_fd(q.fd()).is_err());
+    }
+
+    #[test]
+    fn corrupt_shared_state_never_panics_and_heals_when_cleared() {
+        let q = StrQueue::anonymous(8, 4096).unwrap();
+        let mut rng = Rng(0xC0FF_EE11);
+        let mut out = Vec::new();
+        let mut items = Vec::new();
+        for round in 0..2_000 {
+            let h = q.header();
+            let words = [&h.head, &h.tail, &h.arena_rd, &h.arena_wr, &h.arena_used];
+            for w in words {
+                let v = match rng.below(4) {
+                    0 => rng.next(),
+                    1 => rng.below(5000),
+                    2 => rng.below(5000) & !7,
+                    _ => continue,
+                };
+                w.store(v, Ordering::Relaxed);
+            }
+            let s = q.slot(rng.next());
+            s.off.store(
+                rng.next() as u32 & if round % 2 == 0 { 0xFFF8 } else { !0 },
+                Ordering::Relaxed,
+            );
+            s.len.store(
+                rng.next() as u32 & if round % 3 == 0 { 0x3FF } else { !0 },
+                Ordering::Relaxed,
+            );
+            s.meta.store(rng.next() as u32, Ordering::Relaxed);
+            for _ in 0..8 {
+                match rng.below(6) {
+                    0 => drop(q.push(&pattern(round, rng.below(600) as usize), false)),
+                    1 => drop(q.push_front(&pattern(round, rng.below(600) as usize), true)),
+                    2 => drop(q.pop(false, &mut out)),
+                    3 => drop(q.pop(true, &mut out)),
+                    4 => drop(q.peek(&mut out)),
+                    _ => {
+                        items.clear();
+                        out.clear();
+                        q.pop_multi(4, Some(rng.below(2000)), &mut out, &mut items);
+                        for &(st, l, _) in &items {
+                            assert!(st + l <= out.len());
+                        }
+                    }
+                }
+                assert!(q.len() <= 8);
+                assert!(q.stats().arena_used <= 4096);
+            }
+        }
+        q.clear();
+        assert!(q.push(&[5; 4096], false).unwrap());
+        assert_eq!(pop_item(&q, false).unwrap().0, vec![5; 4096]);
+    }
+
+    // ---- the model-based oracle ----
+
+    struct MItem {
+        data: Vec<u8>,
+        utf8: bool,
+        /// First 8-byte cell of the item's charge (waste included).
+        start: usize,
+        /// Cells charged.
+        cells: usize,
+        /// First cell of its bytes, and the waste it was charged (cells).
+        off: usize,
+        waste: usize,
+    }
+
+    /// An independent model of the arena: an occupancy bitmap of 8-byte
+    /// cells plus a VecDeque of items. Placement follows the documented
+    /// policy (bytes contiguous; a back push wraps to 0, a front push to
+    /// the end; the gap goes to the wrapping item; an arena holding no bytes
+    /// starts over at 0) but is decided by scanning the bitmap, not by
+    /// cursor arithmetic.
+    struct Model {
+        cells: Vec<bool>,
+        cap: usize,
+        items: VecDeque<MItem>,
+    }
+
+    impl Model {
+        fn n(&self) -> usize {
+            self.cells.len()
+        }
+        fn charged(&self) -> usize {
+            self.items.iter().map(|i| i.cells).sum()
+        }
+        fn free(&self, a: usize, b: usize) -> bool {
+            (a..b).all(|c| !self.cells[c])
+        }
+        fn mark(&mut self, start: usize, cells: usize, on: bool) {
+            let n = self.n();
+            for j in 0..cells {
+                let c = (start + j) % n;
+                assert_ne!(
+                    self.cells[c], on,
+                    "model: cell {c} double-booked or double-freed"
+                );
+                self.cells[c] = on;
+            }
+        }
+        /// (off, waste, start) for a new item of `len` bytes, or None.
+        fn predict(&self, len: usize, front: bool) -> Option<(usize, usize, usize)> {
+            if self.items.len() == self.cap {
+                return None;
+            }
+            let k = len.div_ceil(8);
+            let n = self.n();
+            if self.charged() == 0 {
+                return Some((0, 0, 0));
+            }
+            if front {
+                let first = self.items.iter().find(|i| i.cells > 0).unwrap();
+                let s = first.start;
+                if k == 0 {
+                    return Some((s, 0, s));
+                }
+                if k <= s && self.free(s - k, s) {
+                    return Some((s - k, 0, s - k));
+                }
+                if self.free(0, s) && self.free(n - k, n) {
+                    return Some((n - k, s, n - k));
+                }
+            } else {
+                let last = self.items.iter().rev().find(|i| i.cells > 0).unwrap();
+                let e = (last.start + last.cells) % n;
+                if k == 0 {
+                    return Some((e, 0, e));
+                }
+                if e + k <= n && self.free(e, e + k) {
+                    return Some((e, 0, e));
+                }
+                if self.free(e, n) && self.free(0, k) {
+                    return Some((0, n - e, e));
+                }
+            }
+            None
+        }
+        fn push(&mut self, data: Vec<u8>, utf8: bool, front: bool) -> Option<(usize, usize)> {
+            let (off, waste, start) = self.predict(data.len(), front)?;
+            let cells = data.len().div_ceil(8) + waste;
+            self.mark(start, cells, true);
+            let it = MItem {
+                data,
+                utf8,
+                start,
+                cells,
+                off,
+                waste,
+            };
+            if front {
+                self.items.push_front(it);
+            } else {
+                self.items.push_back(it);
+            }
+            Some((off, waste))
+        }
+        fn pop(&mut self, back: bool) -> Option<MItem> {
+            let it = if back {
+                self.items.pop_back()
+            } else {
+                self.items.pop_front()
+            }?;
+            self.mark(it.start, it.cells, false);
+            Some(it)
+        }
+    }
+
+    struct Oracle {
+        q: StrQueue,
+        m: Model,
+        rng: Rng,
+        next_id: u64,
+        pushes: u64,
+        pops: u64,
+        wraps_back: u64,
+        wraps_front: u64,
+        full_refusals: u64,
+    }
+
+    impl Oracle {
+        fn new(seed: u64, cap: u64, arena: u64) -> Self {
+            let q = StrQueue::anonymous(cap, arena).unwrap();
+            let n = (q.usable / 8) as usize;
+            Oracle {
+                m: Model {
+                    cells: vec![false; n],
+                    cap: q.capacity() as usize,
+                    items: VecDeque::new(),
+                },
+                q,
+                rng: Rng(seed),
+                next_id: 0,
+                pushes: 0,
+                pops: 0,
+                wraps_back: 0,
+                wraps_front: 0,
+                full_refusals: 0,
+            }
+        }
+
+        fn item(&mut self) -> (Vec<u8>, bool) {
+            let len = if self.rng.below(20) == 0 {
+                0
+            } else {
+                self.rng.below(701) as usize
+            };
+            self.next_id += 1;
+            (pattern(self.next_id, len), self.rng.below(2) == 0)
+        }
+
+        fn push(&mut self, front: bool) {
+            let (data, utf8) = self.item();
+            let ok = if front {
+                self.q.push_front(&data, utf8)
+            } else {
+                self.q.push(&data, utf8)
+            }
+            .unwrap();
+            let want = self.m.push(data, utf8, front);
+            assert_eq!(ok, want.is_some(), "push (front={front}) outcome");
+            if let Some((off, waste)) = want {
+                assert_eq!(
+                    end_slot(&self.q, !front),
+                    (off as u64 * 8, waste as u64 * 8)
+                );
+                self.pushes += 1;
+                if waste > 0 {
+                    if front {
+                        self.wraps_front += 1;
+                    } else {
+                        self.wraps_back += 1;
+                    }
+                }
+            } else {
+                self.full_refusals += 1;
+            }
+        }
+
+        fn pop(&mut self, back: bool) {
+            let got = pop_item(&self.q, back);
+            let want = self.m.pop(back).map(|i| (i.data, i.utf8));
+            assert_eq!(got, want, "pop (back={back})");
+            if got.is_some() {
+                self.pops += 1;
+            }
+        }
+
+        fn push_multi(&mut self) {
+            let k = 1 + self.rng.below(4) as usize;
+            let batch: Vec<_> = (0..k).map(|_| self.item()).collect();
+            let refs: Vec<(&[u8], bool)> = batch.iter().map(|(d, u)| (&d[..], *u)).collect();
+            let n = self.q.push_multi(&refs).unwrap();
+            let mut want = 0;
+            for (d, u) in batch {
+                if self.m.push(d, u, false).is_none() {
+                    break;
+                }
+                want += 1;
+            }
+            assert_eq!(n, want, "push_multi count");
+            self.pushes += n as u64;
+        }
+
+        fn pop_multi(&mut self) {
+            let k = 1 + self.rng.below(5) as usize;
+            let budget = if self.rng.below(2) == 0 {
+                None
+            } else {
+                Some(self.rng.below(1500))
+            };
+            let mut out = Vec::new();
+            let mut items = Vec::new();
+            let n = self.q.pop_multi(k, budget, &mut out, &mut items);
+            let mut want = vec![];
+            let mut total = 0u64;
+            while want.len() < k {
+                let Some(front) = self.m.items.front() else {
+                    break;
+                };
+                let len = front.data.len() as u64;
+                if let Some(b) = budget {
+                    if !want.is_empty() && total + len > b {
+                        break;
+                    }
+                }
+                total += len;
+                let it = self.m.pop(false).unwrap();
+                want.push((it.data, it.utf8));
+            }
+            let got: Vec<_> = items
+                .iter()
+                .map(|&(s, l, u)| (out[s..s + l].to_vec(), u))
+                .collect();
+            assert_eq!(got, want, "pop_multi");
+            assert_eq!(n, want.len());
+            self.pops += n as u64;
+        }
+
+        fn check(&self, step: usize) {
+            let s = self.q.stats();
+            let model_used = self.m.charged() as u64 * 8;
+            assert_eq!(
+                self.q.len(),
+                self.m.items.len() as u64,
+                "len at step {step}"
+            );
+            assert_eq!(s.arena_used, model_used, "arena_used at step {step}");
+            assert_eq!(
+                slot_charges(&self.q),
+                model_used,
+                "slot charges at step {step}"
+            );
+            assert_eq!(
+                (s.push_ok, s.pop_ok),
+                (self.pushes, self.pops),
+                "counters at step {step}"
+            );
+            let h = self.q.header();
+            let a = Arena {
+                size: self.q.usable,
+                rd: h.arena_rd.load(Ordering::Relaxed),
+                wr: h.arena_wr.load(Ordering::Relaxed),
+                used: h.arena_used.load(Ordering::Relaxed),
+            };
+            assert!(a.is_consistent(), "arena state at step {step}: {a:?}");
+            // Each item's bytes lie inside its own charge.
+            for it in &self.m.items {
+                let k = it.data.len().div_ceil(8);
+                assert!(it.off + k <= self.m.n());
+                assert_eq!(it.cells, k + it.waste);
+            }
+        }
+
+        fn run(&mut self, ops: usize) {
+            for step in 0..ops {
+                match self.rng.below(100) {
+                    0..=34 => self.push(false),
+                    35..=49 => self.push(true),
+                    50..=74 => self.pop(false),
+                    75..=89 => self.pop(true),
+                    90..=92 => self.push_multi(),
+                    93..=95 => self.pop_multi(),
+                    96..=98 => {
+                        let mut out = Vec::new();
+                        let got = self.q.peek(&mut out).map(|u| (out, u));
+                        let want = self.m.items.front().map(|i| (i.data.clone(), i.utf8));
+                        assert_eq!(got, want, "peek at step {step}");
+                    }
+                    _ => {
+                        if self.rng.below(10) == 0 {
+                            let n = self.q.clear();
+                            assert_eq!(n, self.m.items.len() as u64);
+                            while self.m.pop(false).is_some() {}
+                        }
+                    }
+                }
+                self.check(step);
+            }
+        }
+    }
+
+    #[test]
+    fn model_random_deque_ops_on_a_small_wrapping_arena() {
+        let mut o = Oracle::new(0x5EED_0001, 16, 4096);
+        o.run(60_000);
+        // The run really exercised what it is meant to.
+        assert!(o.wraps_back > 500, "back wraps: {}", o.wraps_back);
+        assert!(o.wraps_front > 200, "front wraps: {}", o.wraps_front);
+        assert!(o.full_refusals > 1000, "refusals: {}", o.full_refusals);
+        assert!(o.pushes > 20_000 && o.pops > 20_000);
+    }
+
+    #[test]
+    fn model_random_deque_ops_other_geometries() {
+        // Arena sizes that are not multiples of 8, more slots than the
+        // arena can use, and fewer.
+        for (seed, cap, arena) in [(7, 8, 4100), (8, 16, 4999), (9, 64, 4096), (10, 2, 6000)] {
+            let mut o = Oracle::new(seed, cap, arena);
+            o.run(15_000);
+        }
+    }
+}

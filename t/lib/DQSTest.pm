@@ -1,0 +1,226 @@
+package DQSTest;
+
+# Shared helpers for the Data::Queue::Shared test suite: the list of integer
+# classes and their geometry, temporary directories, forking children that
+# always exit (and are always reaped), a watchdog that turns a hang into a
+# loud failure, elapsed-time checks with generous bounds, and a
+# $SIG{__WARN__} hook that makes any warning a test failure.
+#
+#     use FindBin;
+#     use lib "$FindBin::Bin/lib";
+#     use DQSTest;
+#
+#     watchdog(60);
+#     my $pid = spawn(sub { ... die on failure ... });
+#     reap_ok($pid, 'child finished cleanly');
+
+use strict;
+use warnings;
+
+use Carp ();
+use Exporter 'import';
+use File::Temp ();
+use POSIX ();
+use Test::More ();
+use Time::HiRes ();
+
+our @EXPORT = qw(
+    @INT_CLASSES HEADER_SIZE slot_size mmap_size_for
+    tmpdir spawn reap reap_ok kill_children
+    watchdog now between_ok wait_for
+    NAN INF
+);
+
+our @INT_CLASSES = qw(
+    Data::Queue::Shared::Int
+    Data::Queue::Shared::Int32
+    Data::Queue::Shared::Int16
+);
+
+use constant HEADER_SIZE => 256;
+use constant INF         => 9**9**9;
+use constant NAN         => 9**9**9 - 9**9**9;
+
+my %SLOT_SIZE = (
+    'Data::Queue::Shared::Int'   => 16,
+    'Data::Queue::Shared::Int32' => 8,
+    'Data::Queue::Shared::Int16' => 8,
+);
+
+# Bytes per slot of an integer class.
+sub slot_size {
+    my ($class) = @_;
+    return $SLOT_SIZE{$class} // die "no slot size for $class";
+}
+
+# The exact size of the mapping (and of the backing file) of a queue.
+sub mmap_size_for {
+    my ($class, $cap) = @_;
+    return HEADER_SIZE + $cap * slot_size($class);
+}
+
+my $MAIN_PID = $$;
+my %KIDS;            # pid => 1 for every child spawned and not yet reaped
+my $WATCHER;         # pid of the watchdog process, when one is used
+my $CHILD_WARNED = 0;
+
+# Any warning fails the test. In a child, where printing TAP would corrupt
+# the stream, the warning goes to STDERR and the child exits non-zero.
+$SIG{__WARN__} = sub {
+    my $msg = join '', @_;
+    if ($$ == $MAIN_PID) {
+        Test::More::fail('no warnings');
+        Test::More::diag("unexpected warning: $msg");
+    }
+    else {
+        $CHILD_WARNED = 1;
+        print STDERR "# child $$ warned: $msg";
+    }
+};
+
+# A private temporary directory removed when the test exits.
+sub tmpdir {
+    return File::Temp::tempdir('dqs-test-XXXXXX', TMPDIR => 1, CLEANUP => 1);
+}
+
+sub now { Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()) }
+
+# Fork a child that runs $code and exits: 0 when $code returns, 70 when it
+# dies (the error goes to STDERR), 71 when it warned. The child never runs
+# END blocks or the parent's destructors (POSIX::_exit), has its own alarm
+# as a last resort, and default signal dispositions.
+sub spawn {
+    my ($code, %opt) = @_;
+    my $timeout = $opt{timeout} // 60;
+    my $pid = fork;
+    die "fork failed: $!" unless defined $pid;
+    if ($pid == 0) {
+        %KIDS    = ();
+        $WATCHER = undef;
+        $SIG{$_} = 'DEFAULT' for qw(ALRM TERM INT HUP USR1 USR2 CHLD);
+        alarm $timeout;
+        my $ok  = eval { $code->(); 1 };
+        my $err = $@;
+        if (!$ok) {
+            print STDERR "# child $$ died: $err";
+            POSIX::_exit(70);
+        }
+        POSIX::_exit($CHILD_WARNED ? 71 : 0);
+    }
+    $KIDS{$pid} = 1;
+    return $pid;
+}
+
+# Wait for one child; returns its raw wait status ($?).
+sub reap {
+    my ($pid) = @_;
+    my $r = waitpid($pid, 0);
+    my $status = $?;
+    delete $KIDS{$pid};
+    return $r == $pid ? $status : -1;
+}
+
+sub reap_ok {
+    my ($pid, $name) = @_;
+    my $status = reap($pid);
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    Test::More::is($status, 0, $name // "child $pid exited cleanly")
+        or Test::More::diag(sprintf 'child %d: exit %d, signal %d',
+                            $pid, $status >> 8, $status & 127);
+    return $status == 0;
+}
+
+# Kill and reap every child still running.
+sub kill_children {
+    my @pids = keys %KIDS;
+    kill 'KILL', @pids if @pids;
+    for my $pid (@pids) {
+        waitpid($pid, 0);
+        delete $KIDS{$pid};
+    }
+    return scalar @pids;
+}
+
+# Turn a hang into a loud failure: after $secs seconds kill every child and
+# exit with status 124, whatever the test is doing (the handler is installed
+# with POSIX::sigaction as an unsafe handler, so it runs even while the
+# process is stuck inside an XSUB).
+#
+# By default the timer is alarm(). A test that uses SIGALRM itself passes
+# process => 1: a watcher process then sends SIGTERM instead.
+sub watchdog {
+    my ($secs, %opt) = @_;
+    my $handler = sub {
+        my $where = Carp::longmess('stuck');
+        $where =~ s/^/#   /mg;
+        print STDERR "# WATCHDOG: $0 still running after ${secs}s;",
+                     " killing children and failing. It was here:\n$where\n";
+        kill_children();
+        File::Temp::cleanup();
+        POSIX::_exit(124);
+    };
+    my $action = POSIX::SigAction->new($handler, POSIX::SigSet->new, 0);
+    $action->safe(0);
+    if ($opt{process}) {
+        my $parent = $$;
+        my $pid = fork;
+        die "fork failed: $!" unless defined $pid;
+        if ($pid == 0) {
+            $SIG{$_} = 'DEFAULT' for qw(ALRM TERM INT);
+            my $end = now() + $secs;
+            while (now() < $end) {
+                Time::HiRes::sleep(0.2);
+                POSIX::_exit(0) if getppid() != $parent;
+            }
+            kill 'TERM', $parent;
+            Time::HiRes::sleep(10);
+            kill 'KILL', $parent if getppid() == $parent;
+            POSIX::_exit(0);
+        }
+        $WATCHER = $pid;
+        POSIX::sigaction(POSIX::SIGTERM(), $action) or die "sigaction: $!";
+    }
+    else {
+        POSIX::sigaction(POSIX::SIGALRM(), $action) or die "sigaction: $!";
+        alarm $secs;
+    }
+    return;
+}
+
+# ok() that $elapsed lies in [$lo, $hi], with a diagnostic when it does not.
+sub between_ok {
+    my ($elapsed, $lo, $hi, $name) = @_;
+    local $Test::Builder::Level = $Test::Builder::Level + 1;
+    return Test::More::ok($elapsed >= $lo && $elapsed <= $hi, $name)
+        || Test::More::diag(sprintf 'elapsed %.3fs, expected between %.3f and %.3f',
+                            $elapsed, $lo, $hi);
+}
+
+# Poll $cond every 5 ms until it returns true or $timeout seconds pass.
+# Returns the last value of $cond.
+sub wait_for {
+    my ($cond, $timeout) = @_;
+    my $end = now() + ($timeout // 10);
+    while (1) {
+        my $v = $cond->();
+        return $v if $v || now() >= $end;
+        Time::HiRes::sleep(0.005);
+    }
+}
+
+END {
+    if ($$ == $MAIN_PID) {
+        my $status = $?;
+        alarm 0;
+        if (my $n = kill_children()) {
+            print STDERR "# killed $n leftover child process(es)\n";
+        }
+        if ($WATCHER) {
+            kill 'KILL', $WATCHER;
+            waitpid($WATCHER, 0);
+        }
+        $? = $status;
+    }
+}
+
+1;
