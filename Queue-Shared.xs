@@ -166,6 +166,77 @@ int_values(pTHX_ SV **svs, SSize_t n)
 
 #define POP_CHUNK 256
 
+/* A string to push: undef and plain references are refused (a queue item
+ * is a string; undef is how pop says "empty"); overloaded objects are
+ * stringified. Runs get-magic and overloading exactly once. */
+static const char *
+str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv)
+{
+    const char *p;
+    SvGETMAGIC(sv);
+    if (!SvOK(sv))
+        croak("%s->%s: cannot push undef", CLASS(ix), METHOD);
+    if (SvROK(sv) && !SvAMAGIC(sv))
+        croak("%s->%s: cannot push a reference (%" SVf ")", CLASS(ix), METHOD, SVfARG(sv));
+    p = SvPV_nomg(sv, *len);
+    *utf8 = SvUTF8(sv) ? 1 : 0;
+    return p;
+}
+
+/* Convert a list of values into one buffer owned by a mortal (freed even
+ * when a later conversion dies), then describe them as DqsStrItems. All
+ * Perl code (magic, overloading) has run before the queue is touched. */
+static DqsStrItem *
+str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
+{
+    SV *buf = sv_2mortal(newSV(64));
+    SV *meta = sv_2mortal(newSV(n > 0 ? n * sizeof(DqsStrItem) : 1));
+    DqsStrItem *items = (DqsStrItem *)SvPVX(meta);
+    SSize_t i;
+    SvPOK_only(buf);
+    SvCUR_set(buf, 0);
+    for (i = 0; i < n; i++) {
+        STRLEN len;
+        int utf8;
+        const char *p = str_value(aTHX_ svs[i], &len, &utf8, ix, cv);
+        items[i].ptr = (const uint8_t *)(uintptr_t)SvCUR(buf); /* offset for now */
+        items[i].len = len;
+        items[i].utf8 = utf8;
+        sv_catpvn_nomg(buf, p, len);
+    }
+    for (i = 0; i < n; i++)
+        items[i].ptr = (const uint8_t *)SvPVX(buf) + (uintptr_t)items[i].ptr;
+    return items;
+}
+
+static SV *
+str_sv(pTHX_ SV *sv, const DqsStrItem *it)
+{
+    sv_setpvn(sv, (const char *)it->ptr, it->len);
+    if (it->utf8)
+        SvUTF8_on(sv);
+    else
+        SvUTF8_off(sv);
+    return sv;
+}
+
+/* An optional byte budget: undef or absent means none. */
+static int
+budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
+{
+    NV nv;
+    if (!sv)
+        return 0;
+    SvGETMAGIC(sv);
+    if (!SvOK(sv))
+        return 0;
+    nv = SvNV_nomg(sv);
+    if (Perl_isnan(nv) || nv < 0)
+        croak("%s->%s: max_bytes must be a non-negative number", CLASS(ix), METHOD);
+    *out = nv >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)nv;
+    return 1;
+}
+
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared::Int
 
 PROTOTYPES: DISABLE
@@ -510,6 +581,7 @@ size(q)
   ALIAS:
     Data::Queue::Shared::Int32::size = 1
     Data::Queue::Shared::Int16::size = 2
+    Data::Queue::Shared::Str::size = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -523,6 +595,7 @@ capacity(q)
   ALIAS:
     Data::Queue::Shared::Int32::capacity = 1
     Data::Queue::Shared::Int16::capacity = 2
+    Data::Queue::Shared::Str::capacity = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -536,6 +609,7 @@ is_empty(q)
   ALIAS:
     Data::Queue::Shared::Int32::is_empty = 1
     Data::Queue::Shared::Int16::is_empty = 2
+    Data::Queue::Shared::Str::is_empty = 3
   PPCODE:
     ST(0) = boolSV(dqs_size(q) == 0);
     XSRETURN(1);
@@ -546,6 +620,7 @@ is_full(q)
   ALIAS:
     Data::Queue::Shared::Int32::is_full = 1
     Data::Queue::Shared::Int16::is_full = 2
+    Data::Queue::Shared::Str::is_full = 3
   PPCODE:
     ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
     XSRETURN(1);
@@ -556,6 +631,7 @@ clear(q)
   ALIAS:
     Data::Queue::Shared::Int32::clear = 1
     Data::Queue::Shared::Int16::clear = 2
+    Data::Queue::Shared::Str::clear = 3
   PPCODE:
     (void)dqs_clear(q);
     XSRETURN_EMPTY;
@@ -566,6 +642,7 @@ sync(q)
   ALIAS:
     Data::Queue::Shared::Int32::sync = 1
     Data::Queue::Shared::Int16::sync = 2
+    Data::Queue::Shared::Str::sync = 3
   PREINIT:
     DqsError err;
   PPCODE:
@@ -579,6 +656,7 @@ memfd(q)
   ALIAS:
     Data::Queue::Shared::Int32::memfd = 1
     Data::Queue::Shared::Int16::memfd = 2
+    Data::Queue::Shared::Str::memfd = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -592,6 +670,7 @@ path(q)
   ALIAS:
     Data::Queue::Shared::Int32::path = 1
     Data::Queue::Shared::Int16::path = 2
+    Data::Queue::Shared::Str::path = 3
   PREINIT:
     const char *p;
   PPCODE:
@@ -608,6 +687,7 @@ unlink(self, path_sv = NULL)
   ALIAS:
     Data::Queue::Shared::Int32::unlink = 1
     Data::Queue::Shared::Int16::unlink = 2
+    Data::Queue::Shared::Str::unlink = 3
   PREINIT:
     DqsError err;
     int rc;
@@ -632,6 +712,7 @@ stats(q)
   ALIAS:
     Data::Queue::Shared::Int32::stats = 1
     Data::Queue::Shared::Int16::stats = 2
+    Data::Queue::Shared::Str::stats = 3
   PREINIT:
     DqsStats s;
     HV *hv;
@@ -697,11 +778,314 @@ CLONE_SKIP(...)
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared::Str
 
 void
-new(...)
-  ALIAS:
-    new_memfd = 1
-    new_from_fd = 2
+new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL)
+    SV *class_sv
+    SV *path_sv
+    SV *cap_sv
+    SV *arena_sv
+    SV *mode_sv
+  PREINIT:
+    const int ix = CLASS_STR;
+    DqsError err;
+    DqsQueue *q;
+    uint64_t cap, arena = 0;
+    uint32_t mode = 0600;
   PPCODE:
-    PERL_UNUSED_VAR(items);
-    PERL_UNUSED_VAR(ix);
-    croak("Data::Queue::Shared::Str->%s: not implemented yet", method_name(aTHX_ cv));
+    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity");
+    if (arena_sv) {
+        SvGETMAGIC(arena_sv);
+        if (SvOK(arena_sv))
+            arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size");
+    }
+    if (mode_sv) {
+        SvGETMAGIC(mode_sv);
+        if (SvOK(mode_sv)) {
+            IV m = SvIV_nomg(mode_sv);
+            if (m < 0 || m > 07777)
+                croak("%s->%s: mode %" IVdf " is not a file mode", CLASS(ix), METHOD, m);
+            mode = (uint32_t)m;
+        }
+    }
+    SvGETMAGIC(path_sv);
+    if (SvOK(path_sv))
+        q = dqs_open_path(str_arg(aTHX_ path_sv, ix, cv, "path"), DQS_STR, cap, arena, mode, &err);
+    else
+        q = dqs_open_anon(DQS_STR, cap, arena, &err);
+    if (!q)
+        croak_err(aTHX_ ix, cv, &err);
+    ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
+    XSRETURN(1);
+
+void
+new_memfd(class_sv, name_sv, cap_sv, arena_sv = NULL)
+    SV *class_sv
+    SV *name_sv
+    SV *cap_sv
+    SV *arena_sv
+  PREINIT:
+    const int ix = CLASS_STR;
+    DqsError err;
+    DqsQueue *q;
+    uint64_t cap, arena = 0;
+    const char *name;
+  PPCODE:
+    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity");
+    if (arena_sv) {
+        SvGETMAGIC(arena_sv);
+        if (SvOK(arena_sv))
+            arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size");
+    }
+    name = SvOK(name_sv) ? str_arg(aTHX_ name_sv, ix, cv, "name") : "data-queue-shared";
+    q = dqs_open_memfd(name, DQS_STR, cap, arena, &err);
+    if (!q)
+        croak_err(aTHX_ ix, cv, &err);
+    ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
+    XSRETURN(1);
+
+void
+new_from_fd(class_sv, fd_sv)
+    SV *class_sv
+    SV *fd_sv
+  PREINIT:
+    const int ix = CLASS_STR;
+    DqsError err;
+    DqsQueue *q;
+    IV fd;
+  PPCODE:
+    SvGETMAGIC(fd_sv);
+    if (!SvOK(fd_sv) || !looks_like_number(fd_sv))
+        croak("%s->%s: fd must be a file descriptor number", CLASS(ix), METHOD);
+    fd = SvIV_nomg(fd_sv);
+    if (fd < 0 || fd > INT_MAX)
+        croak("%s->%s: fd %" IVdf " is not a valid file descriptor", CLASS(ix), METHOD, fd);
+    q = dqs_open_fd((int)fd, DQS_STR, &err);
+    if (!q)
+        croak_err(aTHX_ ix, cv, &err);
+    ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
+    XSRETURN(1);
+
+void
+push(self, value)
+    SV *self
+    SV *value
+  ALIAS:
+    push_front = 1
+  PREINIT:
+    STRLEN len;
+    int utf8, rc;
+    const char *p;
+    DqsError err;
+  PPCODE:
+    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv);
+    rc = dqs_str_push(dqs_self(aTHX_ self, CLASS_STR, cv), (const uint8_t *)p, len, utf8, ix,
+                      &err);
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    ST(0) = boolSV(rc == DQS_DONE);
+    XSRETURN(1);
+
+void
+push_wait(self, value, timeout = NULL)
+    SV *self
+    SV *value
+    SV *timeout
+  ALIAS:
+    push_front_wait = 1
+  PREINIT:
+    STRLEN len;
+    int utf8, rc;
+    const char *p;
+    DqsError err;
+    DqsDeadline dl;
+  PPCODE:
+    /* The timeout first: its magic could change the value's buffer. */
+    dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
+    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv);
+    for (;;) {
+        rc = dqs_str_push_wait(dqs_self(aTHX_ self, CLASS_STR, cv), (const uint8_t *)p, len,
+                               utf8, ix, &dl, &err);
+        if (rc != DQS_INTERRUPTED)
+            break;
+        PERL_ASYNC_CHECK();
+    }
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    ST(0) = boolSV(rc == DQS_DONE);
+    XSRETURN(1);
+
+void
+pop(self)
+    SV *self
+  ALIAS:
+    pop_back = 1
+    peek = 2
+  PREINIT:
+    dXSTARG;
+    DqsStrItem it;
+  PPCODE:
+    if (dqs_str_pop(dqs_self(aTHX_ self, CLASS_STR, cv), ix == 1, ix == 2, &it) != DQS_DONE)
+        XSRETURN_UNDEF;
+    str_sv(aTHX_ TARG, &it);
+    XSprePUSH;
+    PUSHTARG;
+    XSRETURN(1);
+
+void
+pop_wait(self, timeout = NULL)
+    SV *self
+    SV *timeout
+  ALIAS:
+    pop_back_wait = 1
+  PREINIT:
+    dXSTARG;
+    DqsStrItem it;
+    DqsDeadline dl;
+    int rc;
+  PPCODE:
+    dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
+    for (;;) {
+        rc = dqs_str_pop_wait(dqs_self(aTHX_ self, CLASS_STR, cv), ix == 1, &dl, &it);
+        if (rc != DQS_INTERRUPTED)
+            break;
+        PERL_ASYNC_CHECK();
+    }
+    if (rc != DQS_DONE)
+        XSRETURN_UNDEF;
+    str_sv(aTHX_ TARG, &it);
+    XSprePUSH;
+    PUSHTARG;
+    XSRETURN(1);
+
+void
+push_multi(self, ...)
+    SV *self
+  PREINIT:
+    dXSTARG;
+    DqsStrItem *vals;
+    DqsError err;
+    IV done;
+  PPCODE:
+    vals = str_values(aTHX_ &ST(1), items - 1, CLASS_STR, cv);
+    done = (IV)dqs_str_push_multi(dqs_self(aTHX_ self, CLASS_STR, cv), vals,
+                                  (size_t)(items - 1), &err);
+    if (done < 0)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    XSprePUSH;
+    PUSHi(done);
+    XSRETURN(1);
+
+void
+push_wait_multi(self, timeout, ...)
+    SV *self
+    SV *timeout
+  PREINIT:
+    dXSTARG;
+    DqsStrItem *vals;
+    DqsError err;
+    DqsDeadline dl;
+    size_t n = (size_t)(items - 2), done = 0;
+    IV got;
+    int rc;
+  PPCODE:
+    dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
+    vals = str_values(aTHX_ &ST(2), items - 2, CLASS_STR, cv);
+    while (done < n) {
+        DqsQueue *q = dqs_self(aTHX_ self, CLASS_STR, cv);
+        got = (IV)dqs_str_push_multi(q, vals + done, n - done, &err);
+        if (got < 0)
+            croak_err(aTHX_ CLASS_STR, cv, &err);
+        done += (size_t)got;
+        if (done == n)
+            break;
+        rc = dqs_str_push_wait(q, vals[done].ptr, vals[done].len, vals[done].utf8, 0, &dl, &err);
+        if (rc == DQS_DONE)
+            done++;
+        else if (rc == DQS_INTERRUPTED) {
+            PERL_ASYNC_CHECK();
+        }
+        else if (rc == DQS_ERROR)
+            croak_err(aTHX_ CLASS_STR, cv, &err);
+        else
+            break;
+    }
+    XSprePUSH;
+    PUSHu((UV)done);
+    XSRETURN(1);
+
+void
+pop_multi(self, count_sv = &PL_sv_undef, max_sv = NULL)
+    SV *self
+    SV *count_sv
+    SV *max_sv
+  ALIAS:
+    drain = 1
+  PREINIT:
+    const DqsStrItem *its;
+    size_t got, i, want = SIZE_MAX;
+    uint64_t budget = 0;
+    int has_budget = 0;
+  PPCODE:
+    /* pop_multi($n [, $max_bytes]); drain([$max]) */
+    if (ix == 1 && max_sv)
+        croak("Usage: %s->drain([max])", CLASS(CLASS_STR));
+    SvGETMAGIC(count_sv);
+    if (ix == 0 || SvOK(count_sv)) {
+        IV w = SvIV_nomg(count_sv);
+        want = w > 0 ? (size_t)w : 0;
+    }
+    if (ix == 0)
+        has_budget = budget_arg(aTHX_ max_sv, &budget, CLASS_STR, cv);
+    if (want > 0) {
+        got = dqs_str_pop_multi(dqs_self(aTHX_ self, CLASS_STR, cv), want, has_budget, budget,
+                                1, &its);
+        EXTEND(SP, (SSize_t)got);
+        for (i = 0; i < got; i++)
+            PUSHs(str_sv(aTHX_ sv_newmortal(), &its[i]));
+    }
+    PUTBACK;
+    return;
+
+void
+pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
+    SV *self
+    SV *count_sv
+    SV *timeout
+    SV *max_sv
+  PREINIT:
+    const DqsStrItem *its;
+    DqsStrItem first;
+    size_t got, i;
+    IV want;
+    uint64_t budget = 0;
+    int has_budget, rc;
+    DqsDeadline dl;
+    DqsQueue *q;
+  PPCODE:
+    want = SvIV(count_sv);
+    dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
+    has_budget = budget_arg(aTHX_ max_sv, &budget, CLASS_STR, cv);
+    if (want > 0) {
+        for (;;) {
+            q = dqs_self(aTHX_ self, CLASS_STR, cv);
+            rc = dqs_str_pop_wait(q, 0, &dl, &first);
+            if (rc != DQS_INTERRUPTED)
+                break;
+            PERL_ASYNC_CHECK();
+        }
+        if (rc == DQS_DONE) {
+            uint64_t used = first.len;
+            EXTEND(SP, 1);
+            PUSHs(str_sv(aTHX_ sv_newmortal(), &first));
+            want--;
+            if (want > 0 && (!has_budget || used < budget)) {
+                /* the first item was the one the budget always allows;
+                 * the rest must fit in what is left of it */
+                got = dqs_str_pop_multi(q, (size_t)want, has_budget, budget - used, 0, &its);
+                EXTEND(SP, (SSize_t)got);
+                for (i = 0; i < got; i++)
+                    PUSHs(str_sv(aTHX_ sv_newmortal(), &its[i]));
+            }
+        }
+    }
+    PUTBACK;
+    return;

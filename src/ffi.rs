@@ -14,8 +14,14 @@
 //!   nothing happened, and the caller should run its handlers and call again
 //!   with the same [`Deadline`] (`DqsDeadline` in C).
 //! * Integer values cross as `int64_t`; Int32 and Int16 queues truncate as a
-//!   C cast does and sign-extend on the way out.
+//!   C cast does and sign-extend on the way out. `dqs_int_*` on a Str
+//!   handle (or `dqs_str_*` on an integer one) does nothing: full/empty.
+//! * Strings popped from a Str queue are copied (under the queue lock) into
+//!   a buffer owned by the handle and handed out as [`DqsStrItem`]s, valid
+//!   until the next Str call on that handle. So a Str handle must not be
+//!   used by two threads at once; integer handles may be.
 
+use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, CStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -24,6 +30,7 @@ use crate::error::Error;
 use crate::futex::Deadline;
 use crate::intq::IntQueue;
 use crate::layout::Variant;
+use crate::strq::StrQueue;
 use crate::wait::Waited;
 use crate::Stats;
 
@@ -97,28 +104,74 @@ enum Kind {
     I64(IntQueue<i64>),
     I32(IntQueue<i32>),
     I16(IntQueue<i16>),
+    Str(StrQueue),
+}
+
+/// One string handed across the ABI: bytes (not NUL-terminated), length,
+/// and whether Perl should mark it UTF-8.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct DqsStrItem {
+    /// First byte (may be dangling when `len` is 0).
+    pub ptr: *const u8,
+    /// Length in bytes.
+    pub len: usize,
+    /// 1 when the string carries the UTF-8 flag, else 0.
+    pub utf8: c_int,
+}
+
+/// Where popped strings are copied (under the queue lock) before the caller
+/// turns them into its own strings. Owned by the handle, reused by every
+/// call, valid until the next Str call on the same handle.
+#[derive(Default)]
+struct Scratch {
+    bytes: Vec<u8>,
+    ranges: Vec<(usize, usize, bool)>,
+    items: Vec<DqsStrItem>,
+}
+
+/// Scratch buffers above this are released after use, so one huge item
+/// does not pin its size in every handle for ever.
+const SCRATCH_KEEP: usize = 1 << 20;
+
+impl Scratch {
+    fn reset(&mut self) {
+        self.bytes.clear();
+        self.ranges.clear();
+        self.items.clear();
+        if self.bytes.capacity() > SCRATCH_KEEP {
+            self.bytes.shrink_to(SCRATCH_KEEP);
+        }
+        if self.items.capacity() > SCRATCH_KEEP / 16 {
+            self.items.shrink_to(SCRATCH_KEEP / 16);
+            self.ranges.shrink_to(SCRATCH_KEEP / 16);
+        }
+    }
 }
 
 /// An open queue handle (opaque).
 pub struct DqsQueue {
     kind: Kind,
+    scratch: UnsafeCell<Scratch>,
 }
 
-macro_rules! with_int {
-    ($q:expr, $iq:ident => $body:expr, $other:expr) => {
+macro_rules! with_any {
+    ($q:expr, $x:ident => $body:expr) => {
         match &$q.kind {
-            Kind::I64($iq) => $body,
-            Kind::I32($iq) => $body,
-            Kind::I16($iq) => $body,
-            #[allow(unreachable_patterns)]
-            _ => $other,
+            Kind::I64($x) => $body,
+            Kind::I32($x) => $body,
+            Kind::I16($x) => $body,
+            Kind::Str($x) => $body,
         }
     };
 }
 
 fn boxed(kind: crate::Result<Kind>, err: *mut DqsError) -> *mut DqsQueue {
     match kind {
-        Ok(kind) => Box::into_raw(Box::new(DqsQueue { kind })),
+        Ok(kind) => Box::into_raw(Box::new(DqsQueue {
+            kind,
+            scratch: UnsafeCell::new(Scratch::default()),
+        })),
         Err(e) => {
             set_error(err, &e);
             std::ptr::null_mut()
@@ -146,7 +199,6 @@ pub unsafe extern "C" fn dqs_open_path(
     mode: u32,
     err: *mut DqsError,
 ) -> *mut DqsQueue {
-    let _ = arena;
     // SAFETY: the caller guarantees a NUL-terminated string.
     let c = unsafe { CStr::from_ptr(path) };
     let p = Path::new(std::ffi::OsStr::from_bytes(c.to_bytes()));
@@ -155,7 +207,8 @@ pub unsafe extern "C" fn dqs_open_path(
             Some(Variant::Int64) => IntQueue::open(p, capacity, mode).map(Kind::I64),
             Some(Variant::Int32) => IntQueue::open(p, capacity, mode).map(Kind::I32),
             Some(Variant::Int16) => IntQueue::open(p, capacity, mode).map(Kind::I16),
-            _ => Err(bad_variant(variant)),
+            Some(Variant::Str) => StrQueue::open(p, capacity, arena, mode).map(Kind::Str),
+            None => Err(bad_variant(variant)),
         },
         err,
     )
@@ -173,13 +226,13 @@ pub unsafe extern "C" fn dqs_open_anon(
     arena: u64,
     err: *mut DqsError,
 ) -> *mut DqsQueue {
-    let _ = arena;
     boxed(
         match Variant::from_u32(variant) {
             Some(Variant::Int64) => IntQueue::anonymous(capacity).map(Kind::I64),
             Some(Variant::Int32) => IntQueue::anonymous(capacity).map(Kind::I32),
             Some(Variant::Int16) => IntQueue::anonymous(capacity).map(Kind::I16),
-            _ => Err(bad_variant(variant)),
+            Some(Variant::Str) => StrQueue::anonymous(capacity, arena).map(Kind::Str),
+            None => Err(bad_variant(variant)),
         },
         err,
     )
@@ -198,7 +251,6 @@ pub unsafe extern "C" fn dqs_open_memfd(
     arena: u64,
     err: *mut DqsError,
 ) -> *mut DqsQueue {
-    let _ = arena;
     // SAFETY: the caller guarantees a NUL-terminated string.
     let name = unsafe { CStr::from_ptr(name) };
     boxed(
@@ -206,7 +258,8 @@ pub unsafe extern "C" fn dqs_open_memfd(
             Some(Variant::Int64) => IntQueue::memfd(name, capacity).map(Kind::I64),
             Some(Variant::Int32) => IntQueue::memfd(name, capacity).map(Kind::I32),
             Some(Variant::Int16) => IntQueue::memfd(name, capacity).map(Kind::I16),
-            _ => Err(bad_variant(variant)),
+            Some(Variant::Str) => StrQueue::memfd(name, capacity, arena).map(Kind::Str),
+            None => Err(bad_variant(variant)),
         },
         err,
     )
@@ -224,7 +277,8 @@ pub unsafe extern "C" fn dqs_open_fd(fd: c_int, variant: u32, err: *mut DqsError
             Some(Variant::Int64) => IntQueue::from_fd(fd).map(Kind::I64),
             Some(Variant::Int32) => IntQueue::from_fd(fd).map(Kind::I32),
             Some(Variant::Int16) => IntQueue::from_fd(fd).map(Kind::I16),
-            _ => Err(bad_variant(variant)),
+            Some(Variant::Str) => StrQueue::from_fd(fd).map(Kind::Str),
+            None => Err(bad_variant(variant)),
         },
         err,
     )
@@ -255,6 +309,7 @@ pub unsafe extern "C" fn dqs_variant(q: *const DqsQueue) -> u32 {
         Kind::I64(_) => DQS_INT64,
         Kind::I32(_) => DQS_INT32,
         Kind::I16(_) => DQS_INT16,
+        Kind::Str(_) => DQS_STR,
     }
 }
 
@@ -267,7 +322,7 @@ pub unsafe extern "C" fn dqs_variant(q: *const DqsQueue) -> u32 {
 pub unsafe extern "C" fn dqs_path(q: *const DqsQueue) -> *const c_char {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    with_int!(q, iq => iq.path().map_or(std::ptr::null(), |p| p.as_ptr()), std::ptr::null())
+    with_any!(q, x => x.path().map_or(std::ptr::null(), |p| p.as_ptr()))
 }
 
 /// The memfd (or fd attached with [`dqs_open_fd`]), or -1.
@@ -278,7 +333,7 @@ pub unsafe extern "C" fn dqs_path(q: *const DqsQueue) -> *const c_char {
 pub unsafe extern "C" fn dqs_memfd(q: *const DqsQueue) -> c_int {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    with_int!(q, iq => iq.fd(), -1)
+    with_any!(q, x => x.fd())
 }
 
 /// Slot count.
@@ -289,7 +344,7 @@ pub unsafe extern "C" fn dqs_memfd(q: *const DqsQueue) -> c_int {
 pub unsafe extern "C" fn dqs_capacity(q: *const DqsQueue) -> u64 {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    with_int!(q, iq => iq.capacity(), 0)
+    with_any!(q, x => x.capacity())
 }
 
 /// Items in the queue (a snapshot).
@@ -300,7 +355,7 @@ pub unsafe extern "C" fn dqs_capacity(q: *const DqsQueue) -> u64 {
 pub unsafe extern "C" fn dqs_size(q: *const DqsQueue) -> u64 {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    with_int!(q, iq => iq.len(), 0)
+    with_any!(q, x => x.len())
 }
 
 /// Remove every item and wake every blocked producer; returns how many
@@ -312,7 +367,7 @@ pub unsafe extern "C" fn dqs_size(q: *const DqsQueue) -> u64 {
 pub unsafe extern "C" fn dqs_clear(q: *const DqsQueue) -> u64 {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    with_int!(q, iq => iq.clear(), 0)
+    with_any!(q, x => x.clear())
 }
 
 /// `msync` the mapping. Returns 0, or -1 with `*err` filled.
@@ -323,7 +378,7 @@ pub unsafe extern "C" fn dqs_clear(q: *const DqsQueue) -> u64 {
 pub unsafe extern "C" fn dqs_sync(q: *const DqsQueue, err: *mut DqsError) -> c_int {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    match with_int!(q, iq => iq.sync(), Ok(())) {
+    match with_any!(q, x => x.sync()) {
         Ok(()) => 0,
         Err(e) => {
             set_error(err, &e);
@@ -340,7 +395,7 @@ pub unsafe extern "C" fn dqs_sync(q: *const DqsQueue, err: *mut DqsError) -> c_i
 pub unsafe extern "C" fn dqs_stats(q: *const DqsQueue, out: *mut Stats) {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    let s = with_int!(q, iq => iq.stats(), Stats::default());
+    let s = with_any!(q, x => x.stats());
     // SAFETY: the caller passes a writable Stats.
     unsafe { out.write(s) };
 }
@@ -354,7 +409,7 @@ pub unsafe extern "C" fn dqs_stats(q: *const DqsQueue, out: *mut Stats) {
 pub unsafe extern "C" fn dqs_unlink(q: *const DqsQueue, err: *mut DqsError) -> c_int {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    match with_int!(q, iq => iq.unlink(), Ok(())) {
+    match with_any!(q, x => x.unlink()) {
         Ok(()) => 0,
         Err(e) => {
             set_error(err, &e);
@@ -410,6 +465,7 @@ pub unsafe extern "C" fn dqs_int_push(q: *const DqsQueue, v: i64) -> c_int {
         Kind::I64(iq) => iq.push(v),
         Kind::I32(iq) => iq.push(v as i32),
         Kind::I16(iq) => iq.push(v as i16),
+        Kind::Str(_) => false,
     };
     ok as c_int
 }
@@ -426,6 +482,7 @@ pub unsafe extern "C" fn dqs_int_pop(q: *const DqsQueue, out: *mut i64) -> c_int
         Kind::I64(iq) => iq.pop(),
         Kind::I32(iq) => iq.pop().map(i64::from),
         Kind::I16(iq) => iq.pop().map(i64::from),
+        Kind::Str(_) => None,
     };
     match v {
         Some(v) => {
@@ -450,6 +507,7 @@ pub unsafe extern "C" fn dqs_int_peek(q: *const DqsQueue, out: *mut i64) -> c_in
         Kind::I64(iq) => iq.peek(),
         Kind::I32(iq) => iq.peek().map(i64::from),
         Kind::I16(iq) => iq.peek().map(i64::from),
+        Kind::Str(_) => None,
     };
     match v {
         Some(v) => {
@@ -478,6 +536,7 @@ pub unsafe extern "C" fn dqs_int_push_wait(
         Kind::I64(iq) => iq.push_wait(v, d),
         Kind::I32(iq) => iq.push_wait(v as i32, d),
         Kind::I16(iq) => iq.push_wait(v as i16, d),
+        Kind::Str(_) => Waited::TimedOut,
     };
     status(w, |()| ())
 }
@@ -507,6 +566,7 @@ pub unsafe extern "C" fn dqs_int_pop_wait(
             Waited::TimedOut => Waited::TimedOut,
             Waited::Interrupted => Waited::Interrupted,
         },
+        Kind::Str(_) => Waited::TimedOut,
     };
     // SAFETY: writable per the contract.
     status(w, |v| unsafe { out.write(v) })
@@ -532,6 +592,7 @@ pub unsafe extern "C" fn dqs_int_push_multi(
         Kind::I64(iq) => iq.push_multi(vals.iter().copied()),
         Kind::I32(iq) => iq.push_multi(vals.iter().map(|&v| v as i32)),
         Kind::I16(iq) => iq.push_multi(vals.iter().map(|&v| v as i16)),
+        Kind::Str(_) => 0,
     }
 }
 
@@ -570,5 +631,245 @@ pub unsafe extern "C" fn dqs_int_pop_multi(q: *const DqsQueue, out: *mut i64, n:
         Kind::I64(iq) => iq.pop_multi(out),
         Kind::I32(iq) => widen(iq, out),
         Kind::I16(iq) => widen(iq, out),
+        Kind::Str(_) => 0,
     }
+}
+
+/// The Str queue of a handle, or `None` for integer handles.
+fn str_queue(q: &DqsQueue) -> Option<&StrQueue> {
+    match &q.kind {
+        Kind::Str(sq) => Some(sq),
+        _ => None,
+    }
+}
+
+/// # Safety
+/// `ptr` readable for `len` bytes (or `len == 0`).
+unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+fn push_status(r: crate::Result<bool>, err: *mut DqsError) -> c_int {
+    match r {
+        Ok(true) => DQS_DONE,
+        Ok(false) => DQS_NONE,
+        Err(e) => {
+            set_error(err, &e);
+            DQS_ERROR
+        }
+    }
+}
+
+/// Push `len` bytes at `ptr` at the back (or, with `front`, the front).
+/// `DQS_DONE`, `DQS_NONE` (no room now: slots or arena), or `DQS_ERROR`
+/// with `*err` filled when the string can never fit.
+///
+/// # Safety
+/// Live handle; `ptr` readable for `len` bytes; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_push(
+    q: *const DqsQueue,
+    ptr: *const u8,
+    len: usize,
+    utf8: c_int,
+    front: c_int,
+    err: *mut DqsError,
+) -> c_int {
+    // SAFETY: live handle; readable bytes.
+    let (q, b) = unsafe { (&*q, bytes(ptr, len)) };
+    let Some(sq) = str_queue(q) else {
+        return DQS_NONE;
+    };
+    let r = if front != 0 {
+        sq.push_front(b, utf8 != 0)
+    } else {
+        sq.push(b, utf8 != 0)
+    };
+    push_status(r, err)
+}
+
+/// Push like [`dqs_str_push`], sleeping while there is no room, until
+/// `*deadline`. `DQS_DONE`, `DQS_NONE` (timed out), `DQS_INTERRUPTED`, or
+/// `DQS_ERROR` (can never fit).
+///
+/// # Safety
+/// Live handle; `ptr` readable for `len` bytes; `deadline` valid; `err`
+/// null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_push_wait(
+    q: *const DqsQueue,
+    ptr: *const u8,
+    len: usize,
+    utf8: c_int,
+    front: c_int,
+    deadline: *const Deadline,
+    err: *mut DqsError,
+) -> c_int {
+    // SAFETY: live handle, readable bytes, valid deadline.
+    let (q, b, d) = unsafe { (&*q, bytes(ptr, len), &*deadline) };
+    let Some(sq) = str_queue(q) else {
+        return DQS_NONE;
+    };
+    match sq.push_wait(b, utf8 != 0, front != 0, d) {
+        Ok(w) => status(w, |()| ()),
+        Err(e) => {
+            set_error(err, &e);
+            DQS_ERROR
+        }
+    }
+}
+
+/// Push `items[0..n]` at the back under one lock until one does not fit;
+/// returns how many were pushed, or -1 with `*err` filled (and nothing
+/// pushed) when any item can never fit.
+///
+/// # Safety
+/// Live handle; `items` readable for `n` entries, each `ptr` for its `len`;
+/// `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_push_multi(
+    q: *const DqsQueue,
+    items: *const DqsStrItem,
+    n: usize,
+    err: *mut DqsError,
+) -> isize {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    let Some(sq) = str_queue(q) else {
+        return 0;
+    };
+    if n == 0 {
+        return 0;
+    }
+    // SAFETY: `items` holds `n` entries.
+    let items = unsafe { std::slice::from_raw_parts(items, n) };
+    let batch: Vec<(&[u8], bool)> = items
+        .iter()
+        // SAFETY: each entry's bytes are readable per the contract.
+        .map(|it| (unsafe { bytes(it.ptr, it.len) }, it.utf8 != 0))
+        .collect();
+    match sq.push_multi(&batch) {
+        Ok(k) => k as isize,
+        Err(e) => {
+            set_error(err, &e);
+            -1
+        }
+    }
+}
+
+/// # Safety
+/// `q` is a live handle not used by another thread during the call.
+unsafe fn scratch(q: &DqsQueue) -> &mut Scratch {
+    // SAFETY: the C contract forbids concurrent Str calls on one handle,
+    // and no reference into the scratch outlives a call on the Rust side.
+    unsafe { &mut *q.scratch.get() }
+}
+
+fn one_item(sc: &mut Scratch, utf8: bool, out: *mut DqsStrItem) {
+    let item = DqsStrItem {
+        ptr: sc.bytes.as_ptr(),
+        len: sc.bytes.len(),
+        utf8: utf8 as c_int,
+    };
+    // SAFETY: the caller passes a writable item.
+    unsafe { out.write(item) };
+}
+
+/// Pop the front (or, with `back`, the back) item into `*out`. `DQS_DONE`
+/// or `DQS_NONE` (empty). With `peek`, copy the front item without
+/// removing it (`back` is then ignored).
+///
+/// # Safety
+/// Live handle, not used concurrently by another thread; `out` writable.
+/// `out->ptr` is valid until the next Str call on this handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_pop(
+    q: *const DqsQueue,
+    back: c_int,
+    peek: c_int,
+    out: *mut DqsStrItem,
+) -> c_int {
+    // SAFETY: live handle, exclusive use for this call.
+    let (q, sc) = unsafe { (&*q, scratch(&*q)) };
+    let Some(sq) = str_queue(q) else {
+        return DQS_NONE;
+    };
+    sc.reset();
+    let r = if peek != 0 {
+        sq.peek(&mut sc.bytes)
+    } else {
+        sq.pop(back != 0, &mut sc.bytes)
+    };
+    match r {
+        Some(utf8) => {
+            one_item(sc, utf8, out);
+            DQS_DONE
+        }
+        None => DQS_NONE,
+    }
+}
+
+/// [`dqs_str_pop`] (without peek), sleeping while empty, until
+/// `*deadline`. `DQS_DONE`, `DQS_NONE` (timed out) or `DQS_INTERRUPTED`.
+///
+/// # Safety
+/// As [`dqs_str_pop`]; `deadline` valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_pop_wait(
+    q: *const DqsQueue,
+    back: c_int,
+    deadline: *const Deadline,
+    out: *mut DqsStrItem,
+) -> c_int {
+    // SAFETY: live handle, exclusive use for this call; valid deadline.
+    let (q, sc, d) = unsafe { (&*q, scratch(&*q), &*deadline) };
+    let Some(sq) = str_queue(q) else {
+        return DQS_NONE;
+    };
+    sc.reset();
+    let w = sq.pop_wait(back != 0, &mut sc.bytes, d);
+    status(w, |utf8| one_item(sc, utf8, out))
+}
+
+/// Pop up to `n` items from the front under one lock. When `has_budget`
+/// is 1, `max_bytes` is a byte budget: stop before the total length would
+/// exceed it, but (when `first_exempt` is 1) always take one item if there
+/// is one. Returns how many; `*out` points to that many items, valid until the
+/// next Str call on this handle.
+///
+/// # Safety
+/// As [`dqs_str_pop`]; `out` writable.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_pop_multi(
+    q: *const DqsQueue,
+    n: usize,
+    has_budget: c_int,
+    max_bytes: u64,
+    first_exempt: c_int,
+    out: *mut *const DqsStrItem,
+) -> usize {
+    // SAFETY: live handle, exclusive use for this call.
+    let (q, sc) = unsafe { (&*q, scratch(&*q)) };
+    let Some(sq) = str_queue(q) else {
+        return 0;
+    };
+    sc.reset();
+    let budget = (has_budget != 0).then_some(max_bytes);
+    let got = sq.pop_multi_budget(n, budget, first_exempt != 0, &mut sc.bytes, &mut sc.ranges);
+    let base = sc.bytes.as_ptr();
+    sc.items
+        .extend(sc.ranges.iter().map(|&(start, len, utf8)| DqsStrItem {
+            // SAFETY: `start` indexes `bytes`, which holds every range.
+            ptr: unsafe { base.add(start) },
+            len,
+            utf8: utf8 as c_int,
+        }));
+    // SAFETY: writable per the contract.
+    unsafe { out.write(sc.items.as_ptr()) };
+    got
 }

@@ -667,15 +667,34 @@ impl StrQueue {
         out: &mut Vec<u8>,
         items: &mut Vec<(usize, usize, bool)>,
     ) -> usize {
+        self.pop_multi_budget(n, max_bytes, true, out, items)
+    }
+
+    /// [`StrQueue::pop_multi`], where `first_exempt = false` makes the
+    /// budget apply to the first item too (for a batch that continues one
+    /// already started, as `pop_wait_multi` does after its blocking pop).
+    pub fn pop_multi_budget(
+        &self,
+        n: usize,
+        max_bytes: Option<u64>,
+        first_exempt: bool,
+        out: &mut Vec<u8>,
+        items: &mut Vec<(usize, usize, bool)>,
+    ) -> usize {
         let mut got = 0usize;
+        let mut over_budget = false;
         {
             let mut l = self.locked();
             let mut total = 0u64;
             while got < n {
-                if let (Some(budget), true) = (max_bytes, got > 0) {
+                if let (Some(budget), true) = (max_bytes, got > 0 || !first_exempt) {
                     match l.read_end(false) {
                         Some((_, len, _, _)) if total.saturating_add(len) <= budget => {}
-                        _ => break,
+                        Some(_) => {
+                            over_budget = true;
+                            break;
+                        }
+                        None => break,
                     }
                 }
                 let Some(t) = l.copy_end(false, true, out) else {
@@ -688,7 +707,7 @@ impl StrQueue {
         }
         if got > 0 {
             self.wake_producers();
-        } else if n > 0 {
+        } else if n > 0 && !over_budget {
             self.count_empty();
         }
         got
