@@ -762,14 +762,6 @@ pub unsafe extern "C" fn dqs_str_push_multi(
     }
 }
 
-/// # Safety
-/// `q` is a live handle not used by another thread during the call.
-unsafe fn scratch(q: &DqsQueue) -> &mut Scratch {
-    // SAFETY: the C contract forbids concurrent Str calls on one handle,
-    // and no reference into the scratch outlives a call on the Rust side.
-    unsafe { &mut *q.scratch.get() }
-}
-
 fn one_item(sc: &mut Scratch, utf8: bool, out: *mut DqsStrItem) {
     let item = DqsStrItem {
         ptr: sc.bytes.as_ptr(),
@@ -794,8 +786,9 @@ pub unsafe extern "C" fn dqs_str_pop(
     peek: c_int,
     out: *mut DqsStrItem,
 ) -> c_int {
-    // SAFETY: live handle, exclusive use for this call.
-    let (q, sc) = unsafe { (&*q, scratch(&*q)) };
+    // SAFETY: live handle; the C contract forbids concurrent Str calls on
+    // one handle, so this call has the scratch buffers to itself.
+    let (q, sc) = unsafe { (&*q, &mut *(*q).scratch.get()) };
     let Some(sq) = str_queue(q) else {
         return DQS_NONE;
     };
@@ -826,8 +819,9 @@ pub unsafe extern "C" fn dqs_str_pop_wait(
     deadline: *const Deadline,
     out: *mut DqsStrItem,
 ) -> c_int {
-    // SAFETY: live handle, exclusive use for this call; valid deadline.
-    let (q, sc, d) = unsafe { (&*q, scratch(&*q), &*deadline) };
+    // SAFETY: live handle; exclusive use of the scratch buffers for this
+    // call (the C contract); valid deadline.
+    let (q, sc, d) = unsafe { (&*q, &mut *(*q).scratch.get(), &*deadline) };
     let Some(sq) = str_queue(q) else {
         return DQS_NONE;
     };
@@ -853,8 +847,9 @@ pub unsafe extern "C" fn dqs_str_pop_multi(
     first_exempt: c_int,
     out: *mut *const DqsStrItem,
 ) -> usize {
-    // SAFETY: live handle, exclusive use for this call.
-    let (q, sc) = unsafe { (&*q, scratch(&*q)) };
+    // SAFETY: live handle; the C contract forbids concurrent Str calls on
+    // one handle, so this call has the scratch buffers to itself.
+    let (q, sc) = unsafe { (&*q, &mut *(*q).scratch.get()) };
     let Some(sq) = str_queue(q) else {
         return 0;
     };
