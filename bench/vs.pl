@@ -12,13 +12,21 @@ use Data::Queue::Shared;
 use Data::Queue::Shared::Int;
 use Data::Queue::Shared::Str;
 
+$| = 1;
 my $N   = shift // 200_000;
 $N =~ /^\d+$/ && $N > 0 or die "usage: $0 [N]\n";
 my $dir = tempdir(CLEANUP => 1);
 my $MSG = 'x' x 50;
 my @rows;
 
-sub have { my $m = shift; local $@; eval "require $m; $m->import; 1" }
+# MCE::Queue decides at import whether it talks to MCE workers, so MCE must
+# be loaded first.
+sub have {
+    my $m = shift;
+    local $@;
+    eval { require MCE; 1 } if $m eq 'MCE::Queue';
+    eval "require $m; $m->import; 1";
+}
 
 sub rate { my ($n, $t) = @_; $t > 0 ? $n / $t : 0 }
 
@@ -208,9 +216,12 @@ sub mce_cross {
     my $q = MCE::Queue->new;
     my $mce = MCE->new(max_workers => 1, user_func => sub { $q->enqueue($v) for 1 .. $N });
     my $t = time;
+    local $SIG{ALRM} = sub { die "timed out\n" };
+    alarm 120;
     $mce->run(0);
     my $got = 0;
     while ($got < $N) { $got++ if defined $q->dequeue }
+    alarm 0;
     my $r = rate($N, time - $t);
     $mce->shutdown;
     $r;

@@ -105,9 +105,10 @@ Byte and character strings; see L</Data::Queue::Shared::Str>.
 =back
 
 The three integer classes have the same methods, described once below with
-C<Int> standing for any of them. Every argument is converted to a number
-before the queue is touched, so a tied or overloaded argument runs its code
-first, and a die inside that code leaves the queue as it was.
+C<Int> standing for any of them. Every argument is converted (to a number,
+or to a string for paths and names) before the queue is touched, so a tied
+or overloaded argument runs its code first, and a die inside that code
+leaves the queue as it was.
 
 =head1 CONSTRUCTORS
 
@@ -123,10 +124,12 @@ Creates the queue file at C<$path>, or attaches to the queue already there.
 
 C<$capacity> is the number of items the queue holds. It is rounded up to a
 power of two, and to at least 2; the largest is C<2**30>. Zero, a negative
-number, or anything above C<2**30> croaks (nothing is allocated first).
+number, a string that is not a number, or anything above C<2**30> croaks
+with a message naming the value (nothing is allocated first).
 
 A new file is created with C<O_CREAT|O_EXCL|O_NOFOLLOW>, given mode C<$mode>
-exactly (default C<0600>; the umask does not apply), its blocks reserved with
+exactly (a number such as C<0660>, up to C<07777>; default, or C<undef>,
+C<0600>; the umask does not apply), its blocks reserved with
 C<posix_fallocate> (so a full file system fails here with C<ENOSPC>, not later
 with a C<SIGBUS>), and initialised while an exclusive C<flock> is held.
 Several processes may call C<new> on the same new path at once: one creates,
@@ -269,8 +272,8 @@ pushed. Wakes as many sleeping consumers as items pushed.
     my @values = $q->pop_multi($count);
 
 Pops up to C<$count> items, oldest first, without blocking. Returns them as
-a list, which is empty when the queue was. Wakes as many sleeping producers
-as slots it freed.
+a list, which is empty when the queue was (or when C<$count> is 0 or less).
+Wakes as many sleeping producers as slots it freed.
 
 =item push_wait_multi
 
@@ -295,9 +298,10 @@ timeout.
     my @values = $q->drain;
     my @values = $q->drain($max);
 
-Pops everything that is in the queue, or at most C<$max> items, without
-blocking, and returns the list (oldest first). Items pushed while C<drain>
-runs may or may not be included.
+Pops everything that is in the queue, or at most C<$max> items (C<undef>
+means no limit, 0 or less means none), without blocking, and returns the
+list (oldest first). Items pushed while C<drain> runs may or may not be
+included.
 
 =back
 
@@ -384,17 +388,18 @@ C<pop_ok> are exact: with nothing cleared, C<push_ok - pop_ok == size>.
 
     $q->clear;
 
-Pops every item and throws it away, then wakes every producer that sleeps
-in a C<*_wait> method so it can use the room. Cleared items do not count as
-C<pop_ok>. The ring stays lock-free, so an item pushed by another process
-while C<clear> runs may survive it.
+Pops every item and throws it away, then wakes every producer that sleeps in
+a C<*_wait> method so it can use the room. Returns nothing. Cleared items do
+not count as C<pop_ok>. The ring stays lock-free, so an item pushed by
+another process while C<clear> runs may survive it.
 
 =item sync
 
     $q->sync;
 
 Flushes the mapping to the backing file with C<msync>, for a queue that must
-survive a machine crash. Croaks if C<msync> fails. Not needed for processes
+survive a machine crash. Returns true, or croaks if C<msync> fails.
+Anonymous and memfd queues have no file to flush. Not needed for processes
 to see each other's items: they share the same memory.
 
 =item unlink
