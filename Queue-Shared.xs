@@ -85,8 +85,10 @@ is_our_object(pTHX_ SV *self)
 static SV *
 wrap_handle(pTHX_ SV *class_sv, int ix, DqsQueue *q)
 {
-    HV *stash = SvPOK(class_sv) || SvOK(class_sv)
-        ? gv_stashsv(class_sv, GV_ADD) : class_stashes[ix];
+    /* Class->new blesses into Class (subclasses welcome); $obj->new into
+     * the object's own class. */
+    HV *stash = SvROK(class_sv) && SvOBJECT(SvRV(class_sv)) ? SvSTASH(SvRV(class_sv))
+        : SvOK(class_sv) ? gv_stashsv(class_sv, GV_ADD) : class_stashes[ix];
     SV *obj = newSViv(PTR2IV(q));
     SV *ref = newRV_noinc(obj);
     sv_bless(ref, stash);

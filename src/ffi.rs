@@ -30,6 +30,7 @@ use crate::error::Error;
 use crate::futex::Deadline;
 use crate::intq::IntQueue;
 use crate::layout::Variant;
+use crate::ring::Element;
 use crate::strq::StrQueue;
 use crate::wait::Waited;
 use crate::Stats;
@@ -453,6 +454,28 @@ fn status<R>(w: Waited<R>, out: impl FnOnce(R)) -> c_int {
     }
 }
 
+macro_rules! with_int {
+    ($q:expr, $iq:ident => $body:expr, $on_str:expr) => {
+        match &$q.kind {
+            Kind::I64($iq) => $body,
+            Kind::I32($iq) => $body,
+            Kind::I16($iq) => $body,
+            Kind::Str(_) => $on_str,
+        }
+    };
+}
+
+fn write_value(v: Option<i64>, out: *mut i64) -> c_int {
+    match v {
+        Some(v) => {
+            // SAFETY: the caller passes a writable `out`.
+            unsafe { out.write(v) };
+            DQS_DONE
+        }
+        None => DQS_NONE,
+    }
+}
+
 /// Push `v` (truncated to the queue's width). `DQS_DONE` or `DQS_NONE` (full).
 ///
 /// # Safety
@@ -461,13 +484,7 @@ fn status<R>(w: Waited<R>, out: impl FnOnce(R)) -> c_int {
 pub unsafe extern "C" fn dqs_int_push(q: *const DqsQueue, v: i64) -> c_int {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    let ok = match &q.kind {
-        Kind::I64(iq) => iq.push(v),
-        Kind::I32(iq) => iq.push(v as i32),
-        Kind::I16(iq) => iq.push(v as i16),
-        Kind::Str(_) => false,
-    };
-    ok as c_int
+    with_int!(q, iq => iq.push(Element::from_i64(v)), false) as c_int
 }
 
 /// Pop into `*out`. `DQS_DONE` or `DQS_NONE` (empty).
@@ -478,20 +495,7 @@ pub unsafe extern "C" fn dqs_int_push(q: *const DqsQueue, v: i64) -> c_int {
 pub unsafe extern "C" fn dqs_int_pop(q: *const DqsQueue, out: *mut i64) -> c_int {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    let v = match &q.kind {
-        Kind::I64(iq) => iq.pop(),
-        Kind::I32(iq) => iq.pop().map(i64::from),
-        Kind::I16(iq) => iq.pop().map(i64::from),
-        Kind::Str(_) => None,
-    };
-    match v {
-        Some(v) => {
-            // SAFETY: writable per the contract.
-            unsafe { out.write(v) };
-            DQS_DONE
-        }
-        None => DQS_NONE,
-    }
+    write_value(with_int!(q, iq => iq.pop().map(Element::to_i64), None), out)
 }
 
 /// Look at the oldest item without taking it (best effort under
@@ -503,20 +507,10 @@ pub unsafe extern "C" fn dqs_int_pop(q: *const DqsQueue, out: *mut i64) -> c_int
 pub unsafe extern "C" fn dqs_int_peek(q: *const DqsQueue, out: *mut i64) -> c_int {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    let v = match &q.kind {
-        Kind::I64(iq) => iq.peek(),
-        Kind::I32(iq) => iq.peek().map(i64::from),
-        Kind::I16(iq) => iq.peek().map(i64::from),
-        Kind::Str(_) => None,
-    };
-    match v {
-        Some(v) => {
-            // SAFETY: writable per the contract.
-            unsafe { out.write(v) };
-            DQS_DONE
-        }
-        None => DQS_NONE,
-    }
+    write_value(
+        with_int!(q, iq => iq.peek().map(Element::to_i64), None),
+        out,
+    )
 }
 
 /// Push `v`, sleeping while full, until `*deadline`. `DQS_DONE`,
@@ -532,13 +526,10 @@ pub unsafe extern "C" fn dqs_int_push_wait(
 ) -> c_int {
     // SAFETY: live handle and deadline.
     let (q, d) = unsafe { (&*q, &*deadline) };
-    let w = match &q.kind {
-        Kind::I64(iq) => iq.push_wait(v, d),
-        Kind::I32(iq) => iq.push_wait(v as i32, d),
-        Kind::I16(iq) => iq.push_wait(v as i16, d),
-        Kind::Str(_) => Waited::TimedOut,
-    };
-    status(w, |()| ())
+    status(
+        with_int!(q, iq => iq.push_wait(Element::from_i64(v), d), Waited::TimedOut),
+        |()| (),
+    )
 }
 
 /// Pop into `*out`, sleeping while empty, until `*deadline`. `DQS_DONE`,
@@ -554,20 +545,7 @@ pub unsafe extern "C" fn dqs_int_pop_wait(
 ) -> c_int {
     // SAFETY: live handle and deadline.
     let (q, d) = unsafe { (&*q, &*deadline) };
-    let w = match &q.kind {
-        Kind::I64(iq) => iq.pop_wait(d),
-        Kind::I32(iq) => match iq.pop_wait(d) {
-            Waited::Done(v) => Waited::Done(i64::from(v)),
-            Waited::TimedOut => Waited::TimedOut,
-            Waited::Interrupted => Waited::Interrupted,
-        },
-        Kind::I16(iq) => match iq.pop_wait(d) {
-            Waited::Done(v) => Waited::Done(i64::from(v)),
-            Waited::TimedOut => Waited::TimedOut,
-            Waited::Interrupted => Waited::Interrupted,
-        },
-        Kind::Str(_) => Waited::TimedOut,
-    };
+    let w = with_int!(q, iq => iq.pop_wait(d).map(Element::to_i64), Waited::TimedOut);
     // SAFETY: writable per the contract.
     status(w, |v| unsafe { out.write(v) })
 }
@@ -588,12 +566,7 @@ pub unsafe extern "C" fn dqs_int_push_multi(
     }
     // SAFETY: live handle; `vals` holds `n` items.
     let (q, vals) = unsafe { (&*q, std::slice::from_raw_parts(vals, n)) };
-    match &q.kind {
-        Kind::I64(iq) => iq.push_multi(vals.iter().copied()),
-        Kind::I32(iq) => iq.push_multi(vals.iter().map(|&v| v as i32)),
-        Kind::I16(iq) => iq.push_multi(vals.iter().map(|&v| v as i16)),
-        Kind::Str(_) => 0,
-    }
+    with_int!(q, iq => iq.push_multi(vals.iter().map(|&v| Element::from_i64(v))), 0)
 }
 
 /// Pop up to `n` items into `out[0..]`; returns how many.
@@ -607,32 +580,26 @@ pub unsafe extern "C" fn dqs_int_pop_multi(q: *const DqsQueue, out: *mut i64, n:
     }
     // SAFETY: live handle; `out` holds `n` writable items.
     let (q, out) = unsafe { (&*q, std::slice::from_raw_parts_mut(out, n)) };
-    fn widen<T: crate::ring::Element>(iq: &IntQueue<T>, out: &mut [i64]) -> usize {
-        const CHUNK: usize = 64;
-        let mut buf = [iq_zero::<T>(); CHUNK];
-        let mut done = 0;
-        while done < out.len() {
-            let want = (out.len() - done).min(CHUNK);
-            let got = iq.pop_multi(&mut buf[..want]);
-            for (d, s) in out[done..done + got].iter_mut().zip(&buf[..got]) {
-                *d = s.to_i64();
-            }
-            done += got;
-            if got < want {
-                break;
-            }
+    with_int!(q, iq => pop_widened(iq, out), 0)
+}
+
+/// Pop into `out` through a small buffer of the queue's own width.
+fn pop_widened<T: Element>(iq: &IntQueue<T>, out: &mut [i64]) -> usize {
+    const CHUNK: usize = 64;
+    let mut buf = [T::from_i64(0); CHUNK];
+    let mut done = 0;
+    while done < out.len() {
+        let want = (out.len() - done).min(CHUNK);
+        let got = iq.pop_multi(&mut buf[..want]);
+        for (d, s) in out[done..done + got].iter_mut().zip(&buf[..got]) {
+            *d = s.to_i64();
         }
-        done
+        done += got;
+        if got < want {
+            break;
+        }
     }
-    fn iq_zero<T: crate::ring::Element>() -> T {
-        T::from_i64(0)
-    }
-    match &q.kind {
-        Kind::I64(iq) => iq.pop_multi(out),
-        Kind::I32(iq) => widen(iq, out),
-        Kind::I16(iq) => widen(iq, out),
-        Kind::Str(_) => 0,
-    }
+    done
 }
 
 /// The Str queue of a handle, or `None` for integer handles.

@@ -6,10 +6,10 @@ use std::ffi::CStr;
 use std::marker::PhantomData;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::futex::Deadline;
 use crate::layout::HEADER_SIZE;
-use crate::region::{Backing, Region, Request};
+use crate::region::{Region, Request};
 use crate::ring::{Element, Ring};
 use crate::sync::Ordering;
 use crate::wait::{block_on, Side, Waited};
@@ -340,12 +340,9 @@ impl<T: Element> IntQueue<T> {
     /// Remove the backing file.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for anonymous and memfd queues; the unlink error
+    /// [`crate::Error::Unsupported`] for anonymous and memfd queues; the unlink error
     /// otherwise.
     pub fn unlink(&self) -> Result<()> {
-        match (self.region.backing(), self.region.path()) {
-            (Backing::File, Some(p)) => crate::region::unlink(&crate::region::path_buf(p)),
-            _ => Err(Error::Unsupported("cannot unlink anonymous or memfd queue")),
-        }
+        self.region.unlink()
     }
 }

@@ -322,6 +322,18 @@ impl Region {
         self.fd
     }
 
+    /// Remove the backing file.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for anonymous and memfd regions; the unlink
+    /// error otherwise.
+    pub fn unlink(&self) -> Result<()> {
+        match (self.backing, self.path.as_deref()) {
+            (Backing::File, Some(p)) => unlink(&path_buf(p)),
+            _ => Err(Error::Unsupported("cannot unlink anonymous or memfd queue")),
+        }
+    }
+
     /// Bytes mapped.
     pub fn mapped_len(&self) -> u64 {
         self.geo.total_size

@@ -83,7 +83,7 @@ use crate::error::{Error, Result};
 use crate::futex::Deadline;
 use crate::layout::{Header, Variant, HEADER_SIZE, MAX_ITEM};
 use crate::lock::LockGuard;
-use crate::region::{Backing, Region, Request};
+use crate::region::{Region, Request};
 use crate::ring::Miss;
 use crate::sync::{AtomicU32, Ordering};
 use crate::wait::{block_on, Side, Waited};
@@ -804,10 +804,7 @@ impl StrQueue {
     /// [`Error::Unsupported`] for anonymous and memfd queues; the unlink
     /// error otherwise.
     pub fn unlink(&self) -> Result<()> {
-        match (self.region.backing(), self.region.path()) {
-            (Backing::File, Some(p)) => crate::region::unlink(&crate::region::path_buf(p)),
-            _ => Err(Error::Unsupported("cannot unlink anonymous or memfd queue")),
-        }
+        self.region.unlink()
     }
 
     /// The region (path, fd, backing, geometry).

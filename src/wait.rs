@@ -29,6 +29,17 @@ pub enum Waited<R> {
     Interrupted,
 }
 
+impl<R> Waited<R> {
+    /// Transform the result of a completed wait.
+    pub fn map<S>(self, f: impl FnOnce(R) -> S) -> Waited<S> {
+        match self {
+            Waited::Done(r) => Waited::Done(f(r)),
+            Waited::TimedOut => Waited::TimedOut,
+            Waited::Interrupted => Waited::Interrupted,
+        }
+    }
+}
+
 /// One direction's waiter count and futex word.
 #[derive(Clone, Copy)]
 pub struct Side<'a> {
