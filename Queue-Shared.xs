@@ -96,16 +96,22 @@ wrap_handle(pTHX_ SV *class_sv, int ix, DqsQueue *q)
     return sv_2mortal(ref);
 }
 
-/* A positive integer count argument (capacity, arena bytes). Values too
- * large for the core are passed through saturated so that its error names
- * them. */
+/* A positive integer count argument (capacity, arena bytes); with
+ * `optional`, absent or undef gives 0. Values too large for the core are
+ * passed through saturated so that its error names them. Runs get-magic
+ * once. */
 static uint64_t
-count_arg(pTHX_ SV *sv, int ix, CV *cv, const char *what)
+count_arg(pTHX_ SV *sv, int ix, CV *cv, const char *what, int optional)
 {
     NV nv;
+    if (!sv)
+        return 0;
     SvGETMAGIC(sv);
-    if (!SvOK(sv))
+    if (!SvOK(sv)) {
+        if (optional)
+            return 0;
         croak("%s->%s: %s is required", CLASS(ix), METHOD, what);
+    }
     if (SvIOK(sv) && !SvIsUV(sv)) {
         IV iv = SvIVX(sv);
         if (iv < 1)
@@ -125,12 +131,17 @@ count_arg(pTHX_ SV *sv, int ix, CV *cv, const char *what)
     return (uint64_t)nv;
 }
 
-/* A path or name argument: a byte string without NUL. */
+/* A path or name argument: a byte string without NUL, or NULL for undef.
+ * Runs get-magic once. */
 static const char *
 str_arg(pTHX_ SV *sv, int ix, CV *cv, const char *what)
 {
     STRLEN len;
-    const char *s = SvPV(sv, len);
+    const char *s;
+    SvGETMAGIC(sv);
+    if (!SvOK(sv))
+        return NULL;
+    s = SvPV_nomg(sv, len);
     if (memchr(s, '\0', len))
         croak("%s->%s: %s contains a NUL byte", CLASS(ix), METHOD, what);
     return s;
@@ -222,6 +233,21 @@ str_sv(pTHX_ SV *sv, const DqsStrItem *it)
     return sv;
 }
 
+/* Pop up to `want` items in one call and push them as mortal strings onto
+ * the Perl stack (the caller has done PUTBACK; this leaves SP updated). */
+static void
+str_pop_list(pTHX_ DqsQueue *q, size_t want, int has_budget, uint64_t budget)
+{
+    dSP;
+    const DqsStrItem *its;
+    size_t got, i;
+    got = dqs_str_pop_multi(q, want, has_budget, budget, 1, &its);
+    EXTEND(SP, (SSize_t)got);
+    for (i = 0; i < got; i++)
+        PUSHs(str_sv(aTHX_ sv_newmortal(), &its[i]));
+    PUTBACK;
+}
+
 /* An optional byte budget: undef or absent means none. */
 static int
 budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
@@ -264,8 +290,9 @@ new(class_sv, path_sv, cap_sv, mode_sv = NULL)
     DqsQueue *q;
     uint64_t cap;
     uint32_t mode = 0600;
+    const char *path;
   PPCODE:
-    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity");
+    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
     if (mode_sv) {
         SvGETMAGIC(mode_sv);
         if (SvOK(mode_sv)) {
@@ -275,12 +302,9 @@ new(class_sv, path_sv, cap_sv, mode_sv = NULL)
             mode = (uint32_t)m;
         }
     }
-    SvGETMAGIC(path_sv);
-    if (SvOK(path_sv))
-        q = dqs_open_path(str_arg(aTHX_ path_sv, ix, cv, "path"), class_variants[ix], cap, 0,
-                          mode, &err);
-    else
-        q = dqs_open_anon(class_variants[ix], cap, 0, &err);
+    path = str_arg(aTHX_ path_sv, ix, cv, "path");
+    q = path ? dqs_open_path(path, class_variants[ix], cap, 0, mode, &err)
+             : dqs_open_anon(class_variants[ix], cap, 0, &err);
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
@@ -300,8 +324,9 @@ new_memfd(class_sv, name_sv, cap_sv)
     uint64_t cap;
     const char *name;
   PPCODE:
-    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity");
-    name = SvOK(name_sv) ? str_arg(aTHX_ name_sv, ix, cv, "name") : "data-queue-shared";
+    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
+    if (!(name = str_arg(aTHX_ name_sv, ix, cv, "name")))
+        name = "data-queue-shared";
     q = dqs_open_memfd(name, class_variants[ix], cap, 0, &err);
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
@@ -697,9 +722,10 @@ unlink(self, path_sv = NULL)
     if (SvROK(self)) {
         rc = dqs_unlink(dqs_self(aTHX_ self, ix, cv), &err);
     } else {
-        if (!path_sv || !SvOK(path_sv))
+        const char *path = path_sv ? str_arg(aTHX_ path_sv, ix, cv, "path") : NULL;
+        if (!path)
             croak("%s->%s: a path is required", CLASS(ix), METHOD);
-        rc = dqs_unlink_path(str_arg(aTHX_ path_sv, ix, cv, "path"), &err);
+        rc = dqs_unlink_path(path, &err);
     }
     if (rc == 0)
         XSRETURN_YES;
@@ -792,13 +818,10 @@ new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL)
     DqsQueue *q;
     uint64_t cap, arena = 0;
     uint32_t mode = 0600;
+    const char *path;
   PPCODE:
-    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity");
-    if (arena_sv) {
-        SvGETMAGIC(arena_sv);
-        if (SvOK(arena_sv))
-            arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size");
-    }
+    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
+    arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size", 1);
     if (mode_sv) {
         SvGETMAGIC(mode_sv);
         if (SvOK(mode_sv)) {
@@ -808,11 +831,9 @@ new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL)
             mode = (uint32_t)m;
         }
     }
-    SvGETMAGIC(path_sv);
-    if (SvOK(path_sv))
-        q = dqs_open_path(str_arg(aTHX_ path_sv, ix, cv, "path"), DQS_STR, cap, arena, mode, &err);
-    else
-        q = dqs_open_anon(DQS_STR, cap, arena, &err);
+    path = str_arg(aTHX_ path_sv, ix, cv, "path");
+    q = path ? dqs_open_path(path, DQS_STR, cap, arena, mode, &err)
+             : dqs_open_anon(DQS_STR, cap, arena, &err);
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
@@ -831,13 +852,10 @@ new_memfd(class_sv, name_sv, cap_sv, arena_sv = NULL)
     uint64_t cap, arena = 0;
     const char *name;
   PPCODE:
-    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity");
-    if (arena_sv) {
-        SvGETMAGIC(arena_sv);
-        if (SvOK(arena_sv))
-            arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size");
-    }
-    name = SvOK(name_sv) ? str_arg(aTHX_ name_sv, ix, cv, "name") : "data-queue-shared";
+    cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
+    arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size", 1);
+    if (!(name = str_arg(aTHX_ name_sv, ix, cv, "name")))
+        name = "data-queue-shared";
     q = dqs_open_memfd(name, DQS_STR, cap, arena, &err);
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
@@ -1015,36 +1033,39 @@ push_wait_multi(self, timeout, ...)
     XSRETURN(1);
 
 void
-pop_multi(self, count_sv = &PL_sv_undef, max_sv = NULL)
+pop_multi(self, count_sv, max_sv = NULL)
     SV *self
     SV *count_sv
     SV *max_sv
-  ALIAS:
-    drain = 1
   PREINIT:
-    const DqsStrItem *its;
-    size_t got, i, want = SIZE_MAX;
+    IV want;
     uint64_t budget = 0;
-    int has_budget = 0;
+    int has_budget;
   PPCODE:
-    /* pop_multi($n [, $max_bytes]); drain([$max]) */
-    if (ix == 1 && max_sv)
-        croak("Usage: %s->drain([max])", CLASS(CLASS_STR));
-    SvGETMAGIC(count_sv);
-    if (ix == 0 || SvOK(count_sv)) {
-        IV w = SvIV_nomg(count_sv);
-        want = w > 0 ? (size_t)w : 0;
-    }
-    if (ix == 0)
-        has_budget = budget_arg(aTHX_ max_sv, &budget, CLASS_STR, cv);
-    if (want > 0) {
-        got = dqs_str_pop_multi(dqs_self(aTHX_ self, CLASS_STR, cv), want, has_budget, budget,
-                                1, &its);
-        EXTEND(SP, (SSize_t)got);
-        for (i = 0; i < got; i++)
-            PUSHs(str_sv(aTHX_ sv_newmortal(), &its[i]));
+    want = SvIV(count_sv);
+    has_budget = budget_arg(aTHX_ max_sv, &budget, CLASS_STR, cv);
+    PUTBACK;
+    if (want > 0)
+        str_pop_list(aTHX_ dqs_self(aTHX_ self, CLASS_STR, cv), (size_t)want, has_budget, budget);
+    return;
+
+void
+drain(self, max_sv = NULL)
+    SV *self
+    SV *max_sv
+  PREINIT:
+    size_t want = SIZE_MAX;
+  PPCODE:
+    if (max_sv) {
+        SvGETMAGIC(max_sv);
+        if (SvOK(max_sv)) {
+            IV m = SvIV_nomg(max_sv);
+            want = m > 0 ? (size_t)m : 0;
+        }
     }
     PUTBACK;
+    if (want > 0)
+        str_pop_list(aTHX_ dqs_self(aTHX_ self, CLASS_STR, cv), want, 0, 0);
     return;
 
 void

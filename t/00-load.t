@@ -35,8 +35,20 @@ for my $class (@INT_CLASSES) {
     };
 }
 
-subtest 'each class loads on its own' => sub {
+subtest 'Data::Queue::Shared::Str has every method, deque operations too' => sub {
+    can_ok('Data::Queue::Shared::Str', @methods,
+        qw(push_front push_front_wait pop_back pop_back_wait));
+};
+
+subtest 'deque operations are Str only' => sub {
     for my $class (@INT_CLASSES) {
+        ok(!$class->can($_), "$class cannot $_")
+            for qw(push_front push_front_wait pop_back pop_back_wait);
+    }
+};
+
+subtest 'each class loads on its own' => sub {
+    for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
         (my $file = "$class.pm") =~ s{::}{/}g;
         my @inc = map { "-I$_" } @INC;
         my $out = qx{$^X @inc -e "use $class; print $class->new(undef, 4)->capacity" 2>&1};
