@@ -222,7 +222,8 @@ pub fn validate_header(
     }
     let variant = Variant::from_u32(u32_at(bytes, 12)).ok_or_else(|| bad("unknown variant"))?;
     if variant != want {
-        return Err(bad(&format!("it holds a {} queue", variant.name())));
+        let article = if variant == Variant::Str { "a" } else { "an" };
+        return Err(bad(&format!("it holds {article} {} queue", variant.name())));
     }
     let capacity = u64_at(bytes, 16);
     if !capacity.is_power_of_two() || normalize_capacity(capacity) != Some(capacity) {
