@@ -50,9 +50,14 @@ croak_err(pTHX_ int ix, CV *cv, const DqsError *err)
     croak("%s->%s: %s", CLASS(ix), METHOD, err->msg);
 }
 
-/* The handle behind a queue object, or a croak. */
+/* Who a croak names after the class: the keyword `kw` when one is given
+ * (keyword ops have no CV), else the method the XSUB `cv` was called as. */
+#define WHO(cv, kw) ((kw) ? (kw) : method_name(aTHX_ (cv)))
+
+/* The handle behind a queue object, or a croak naming the method (or the
+ * keyword `kw`). */
 static DqsQueue *
-dqs_self(pTHX_ SV *self, int ix, CV *cv)
+dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
 {
     if (SvROK(self)) {
         SV *obj = SvRV(self);
@@ -60,12 +65,18 @@ dqs_self(pTHX_ SV *self, int ix, CV *cv)
             && (SvSTASH(obj) == class_stashes[ix] || sv_derived_from(self, CLASS(ix)))) {
             IV iv = SvIVX(obj);
             if (!iv)
-                croak("%s->%s: the queue object has been destroyed", CLASS(ix), METHOD);
+                croak("%s->%s: the queue object has been destroyed", CLASS(ix), WHO(cv, kw));
             return INT2PTR(DqsQueue *, iv);
         }
     }
-    croak("%s->%s: invocant is not of type %s", CLASS(ix), METHOD, CLASS(ix));
+    croak("%s->%s: invocant is not of type %s", CLASS(ix), WHO(cv, kw), CLASS(ix));
     return NULL; /* not reached */
+}
+
+PERL_STATIC_INLINE DqsQueue *
+dqs_self(pTHX_ SV *self, int ix, CV *cv)
+{
+    return dqs_self_as(aTHX_ self, ix, cv, NULL);
 }
 
 static int
@@ -183,14 +194,14 @@ int_values(pTHX_ SV **svs, SSize_t n)
  * is a string; undef is how pop says "empty"); overloaded objects are
  * stringified. Runs get-magic and overloading exactly once. */
 static const char *
-str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv)
+str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv, const char *kw)
 {
     const char *p;
     SvGETMAGIC(sv);
     if (!SvOK(sv))
-        croak("%s->%s: cannot push undef", CLASS(ix), METHOD);
+        croak("%s->%s: cannot push undef", CLASS(ix), WHO(cv, kw));
     if (SvROK(sv) && !SvAMAGIC(sv))
-        croak("%s->%s: cannot push a reference (%" SVf ")", CLASS(ix), METHOD, SVfARG(sv));
+        croak("%s->%s: cannot push a reference (%" SVf ")", CLASS(ix), WHO(cv, kw), SVfARG(sv));
     p = SvPV_nomg(sv, *len);
     *utf8 = SvUTF8(sv) ? 1 : 0;
     return p;
@@ -211,7 +222,7 @@ str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
     for (i = 0; i < n; i++) {
         STRLEN len;
         int utf8;
-        const char *p = str_value(aTHX_ svs[i], &len, &utf8, ix, cv);
+        const char *p = str_value(aTHX_ svs[i], &len, &utf8, ix, cv, NULL);
         items[i].ptr = (const uint8_t *)(uintptr_t)SvCUR(buf); /* offset for now */
         items[i].len = len;
         items[i].utf8 = utf8;
@@ -265,6 +276,190 @@ budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
     return 1;
 }
 
+#ifdef HAVE_XS_PARSE_KEYWORD
+/*
+ * The keyword API: `q_int_push $q, $v`, `q_int_pop $q`, `q_int_peek $q`,
+ * `q_int_size $q`, and the same for int32, int16 and str. XS::Parse::Keyword
+ * parses them; each compiles to a custom op (a UNOP or BINOP over the
+ * argument expressions) whose pp function checks the invocant and makes the
+ * C ABI call itself: no method lookup, no entersub, no call frame. The
+ * checks, conversions, results and croak texts are the methods' (with the
+ * keyword's name where the method's would be), in the same order: the
+ * invocant's get-magic (as the method call does), the value, then the handle.
+ *
+ * A keyword is enabled where `$^H{"Data::Queue::Shared::<Class>/keywords"}`
+ * exists: `use Data::Queue::Shared::<Class>` sets it for the lexical scope
+ * being compiled, `no ...` deletes it.
+ */
+#include "XSParseKeyword.h"
+
+/* The value on top of the stack is replaced by `sv` (unary ops), or the two
+ * on top by `sv` (binary ops). PL_stack_sp is read again after the
+ * conversions: they may run Perl code. */
+#define KW_RETURN1(sv) STMT_START { *PL_stack_sp = (sv); return NORMAL; } STMT_END
+#define KW_RETURN2(sv) STMT_START { *--PL_stack_sp = (sv); return NORMAL; } STMT_END
+
+PERL_STATIC_INLINE OP *
+kw_int_push(pTHX_ int ix, const char *kw)
+{
+    SV *self = PL_stack_sp[-1];
+    SV *value = PL_stack_sp[0];
+    IV v;
+    SvGETMAGIC(self);
+    v = SvIV(value);
+    KW_RETURN2(boolSV(dqs_int_push(dqs_self_as(aTHX_ self, ix, NULL, kw), (int64_t)v) == DQS_DONE));
+}
+
+PERL_STATIC_INLINE OP *
+kw_int_pop(pTHX_ int ix, int peek, const char *kw)
+{
+    dTARGET;
+    SV *self = *PL_stack_sp;
+    DqsQueue *q;
+    int64_t v;
+    SvGETMAGIC(self);
+    q = dqs_self_as(aTHX_ self, ix, NULL, kw);
+    if ((peek ? dqs_int_peek(q, &v) : dqs_int_pop(q, &v)) != DQS_DONE)
+        KW_RETURN1(&PL_sv_undef);
+    TARGi((IV)v, 1);
+    KW_RETURN1(TARG);
+}
+
+PERL_STATIC_INLINE OP *
+kw_size(pTHX_ int ix, const char *kw)
+{
+    dTARGET;
+    SV *self = *PL_stack_sp;
+    SvGETMAGIC(self);
+    TARGu((UV)dqs_size(dqs_self_as(aTHX_ self, ix, NULL, kw)), 1);
+    KW_RETURN1(TARG);
+}
+
+static OP *
+kw_str_push(pTHX_ const char *kw)
+{
+    SV *self = PL_stack_sp[-1];
+    SV *value = PL_stack_sp[0];
+    STRLEN len;
+    int utf8, rc;
+    const char *p;
+    DqsError err;
+    SvGETMAGIC(self);
+    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, NULL, kw);
+    rc = dqs_str_push(dqs_self_as(aTHX_ self, CLASS_STR, NULL, kw), (const uint8_t *)p, len, utf8,
+                      0, &err);
+    if (rc == DQS_ERROR) {
+        if (err.os_errno)
+            SETERRNO(err.os_errno, 0);
+        croak("%s->%s: %s", CLASS(CLASS_STR), kw, err.msg);
+    }
+    KW_RETURN2(boolSV(rc == DQS_DONE));
+}
+
+static OP *
+kw_str_pop(pTHX_ int peek, const char *kw)
+{
+    dTARGET;
+    SV *self = *PL_stack_sp;
+    DqsStrItem it;
+    SvGETMAGIC(self);
+    if (dqs_str_pop(dqs_self_as(aTHX_ self, CLASS_STR, NULL, kw), 0, peek, &it) != DQS_DONE)
+        KW_RETURN1(&PL_sv_undef);
+    str_sv(aTHX_ TARG, &it);
+    KW_RETURN1(TARG);
+}
+
+/* One pp function per keyword, so the class is a constant in each. */
+#define INT_KW_PP(tag, IX)                                                                         \
+    static OP *pp_q_##tag##_push(pTHX) { return kw_int_push(aTHX_ IX, "q_" #tag "_push"); }       \
+    static OP *pp_q_##tag##_pop(pTHX) { return kw_int_pop(aTHX_ IX, 0, "q_" #tag "_pop"); }       \
+    static OP *pp_q_##tag##_peek(pTHX) { return kw_int_pop(aTHX_ IX, 1, "q_" #tag "_peek"); }     \
+    static OP *pp_q_##tag##_size(pTHX) { return kw_size(aTHX_ IX, "q_" #tag "_size"); }
+INT_KW_PP(int, 0)
+INT_KW_PP(int32, 1)
+INT_KW_PP(int16, 2)
+static OP *pp_q_str_push(pTHX) { return kw_str_push(aTHX_ "q_str_push"); }
+static OP *pp_q_str_pop(pTHX) { return kw_str_pop(aTHX_ 0, "q_str_pop"); }
+static OP *pp_q_str_peek(pTHX) { return kw_str_pop(aTHX_ 1, "q_str_peek"); }
+static OP *pp_q_str_size(pTHX) { return kw_size(aTHX_ CLASS_STR, "q_str_size"); }
+
+struct dqs_keyword {
+    const char *name;
+    OP *(*pp)(pTHX);
+    int ix;     /* class */
+    int binary; /* push: invocant and value; the others: invocant only */
+    XOP xop;
+};
+
+#define KW(tag, IX, op, bin) { "q_" #tag "_" #op, pp_q_##tag##_##op, IX, bin, { 0 } }
+static struct dqs_keyword keywords[] = {
+    KW(int, 0, push, 1),   KW(int, 0, pop, 0),   KW(int, 0, peek, 0),   KW(int, 0, size, 0),
+    KW(int32, 1, push, 1), KW(int32, 1, pop, 0), KW(int32, 1, peek, 0), KW(int32, 1, size, 0),
+    KW(int16, 2, push, 1), KW(int16, 2, pop, 0), KW(int16, 2, peek, 0), KW(int16, 2, size, 0),
+    KW(str, 3, push, 1),   KW(str, 3, pop, 0),   KW(str, 3, peek, 0),   KW(str, 3, size, 0),
+};
+#undef KW
+
+static int
+kw_build(pTHX_ OP **out, XSParseKeywordPiece *args[], size_t nargs, void *hookdata)
+{
+    const struct dqs_keyword *k = (const struct dqs_keyword *)hookdata;
+    OP *o;
+    PERL_UNUSED_ARG(nargs);
+    if (k->binary) {
+        o = newBINOP(OP_CUSTOM, 0, op_contextualize(args[0]->op, G_SCALAR),
+                     op_contextualize(args[1]->op, G_SCALAR));
+    }
+    else {
+        o = newUNOP(OP_CUSTOM, 0, op_contextualize(args[0]->op, G_SCALAR));
+        o->op_targ = pad_alloc(OP_CUSTOM, SVs_PADTMP);
+    }
+    o->op_ppaddr = k->pp;
+    *out = o;
+    return KEYWORD_PLUGIN_EXPR;
+}
+
+/* Parentheses are optional. The operand of the one-argument keywords is
+ * parsed like that of a named unary operator (`q_int_pop $q || last` is
+ * `(q_int_pop $q) || last`); push takes two comma-separated terms like a
+ * list operator (`q_int_push $q, $v or warn` pushes $v). */
+static const struct XSParseKeywordPieceType unary_pieces[] = {
+    XPK_ARGSCOPE(XPK_ARITHEXPR), { 0 }
+};
+static const struct XSParseKeywordPieceType binary_pieces[] = {
+    XPK_ARGSCOPE(XPK_TERMEXPR, XPK_COMMA, XPK_TERMEXPR), { 0 }
+};
+
+#define HOOKS(cls, pieces_)                                                                        \
+    { .flags = XPK_FLAG_EXPR, .pieces = pieces_,                                                   \
+      .permit_hintkey = "Data::Queue::Shared::" cls "/keywords", .build = kw_build }
+static const struct XSParseKeywordHooks kw_hooks[4][2] = {
+    { HOOKS("Int", unary_pieces), HOOKS("Int", binary_pieces) },
+    { HOOKS("Int32", unary_pieces), HOOKS("Int32", binary_pieces) },
+    { HOOKS("Int16", unary_pieces), HOOKS("Int16", binary_pieces) },
+    { HOOKS("Str", unary_pieces), HOOKS("Str", binary_pieces) },
+};
+#undef HOOKS
+
+static void
+register_keywords(pTHX)
+{
+    size_t i;
+    boot_xs_parse_keyword(0.33);
+    for (i = 0; i < sizeof keywords / sizeof keywords[0]; i++) {
+        struct dqs_keyword *k = &keywords[i];
+        XopENTRY_set(&k->xop, xop_name, k->name);
+        XopENTRY_set(&k->xop, xop_desc, k->name);
+        XopENTRY_set(&k->xop, xop_class, k->binary ? OA_BINOP : OA_UNOP);
+        Perl_custom_op_register(aTHX_ k->pp, &k->xop);
+        register_xs_parse_keyword(k->name, &kw_hooks[k->ix][k->binary], k);
+    }
+}
+#define HAVE_KEYWORDS 1
+#else
+#define HAVE_KEYWORDS 0
+#endif /* HAVE_XS_PARSE_KEYWORD */
+
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared::Int
 
 PROTOTYPES: DISABLE
@@ -274,6 +469,10 @@ BOOT:
     int i;
     for (i = 0; i < 4; i++)
         class_stashes[i] = gv_stashpv(class_names[i], GV_ADD);
+    sv_setiv(get_sv("Data::Queue::Shared::HAVE_KEYWORDS", GV_ADD), HAVE_KEYWORDS);
+#ifdef HAVE_XS_PARSE_KEYWORD
+    register_keywords(aTHX);
+#endif
 }
 
 void
@@ -692,6 +891,111 @@ memfd(q)
     XSRETURN(1);
 
 void
+eventfd(q)
+    DqsQueue *q
+  ALIAS:
+    Data::Queue::Shared::Int32::eventfd = 1
+    Data::Queue::Shared::Int16::eventfd = 2
+    Data::Queue::Shared::Str::eventfd = 3
+  PREINIT:
+    dXSTARG;
+    DqsError err;
+    int fd;
+  PPCODE:
+    fd = dqs_eventfd(q, &err);
+    if (fd < 0)
+        croak_err(aTHX_ ix, cv, &err);
+    XSprePUSH;
+    PUSHi((IV)fd);
+    XSRETURN(1);
+
+void
+eventfd_set(self, fd_sv)
+    SV *self
+    SV *fd_sv
+  ALIAS:
+    Data::Queue::Shared::Int32::eventfd_set = 1
+    Data::Queue::Shared::Int16::eventfd_set = 2
+    Data::Queue::Shared::Str::eventfd_set = 3
+  PREINIT:
+    dXSTARG;
+    DqsError err;
+    IV fd;
+  PPCODE:
+    SvGETMAGIC(fd_sv);
+    if (!SvOK(fd_sv) || !looks_like_number(fd_sv))
+        croak("%s->%s: fd must be a file descriptor number", CLASS(ix), METHOD);
+    fd = SvIV_nomg(fd_sv);
+    if (fd < 0 || fd > INT_MAX)
+        croak("%s->%s: fd %" IVdf " is not a valid file descriptor", CLASS(ix), METHOD, fd);
+    if (dqs_eventfd_set(dqs_self(aTHX_ self, ix, cv), (int)fd, &err) != 0)
+        croak_err(aTHX_ ix, cv, &err);
+    XSprePUSH;
+    PUSHi(fd);
+    XSRETURN(1);
+
+void
+fileno(q)
+    DqsQueue *q
+  ALIAS:
+    Data::Queue::Shared::Int32::fileno = 1
+    Data::Queue::Shared::Int16::fileno = 2
+    Data::Queue::Shared::Str::fileno = 3
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHi((IV)dqs_eventfd_fileno(q));
+    XSRETURN(1);
+
+void
+notify(q)
+    DqsQueue *q
+  ALIAS:
+    Data::Queue::Shared::Int32::notify = 1
+    Data::Queue::Shared::Int16::notify = 2
+    Data::Queue::Shared::Str::notify = 3
+  PREINIT:
+    DqsError err;
+    int rc;
+  PPCODE:
+    PERL_UNUSED_VAR(ix);
+    /* False without an eventfd, or when the write failed ($! says why,
+     * e.g. EBADF after the fd was closed from Perl): never a croak, so a
+     * producer cannot die on a watcher's mistake. */
+    rc = dqs_notify(q, &err);
+    if (rc == DQS_ERROR)
+        SETERRNO(err.os_errno, 0);
+    ST(0) = boolSV(rc == DQS_DONE);
+    XSRETURN(1);
+
+void
+eventfd_consume(q)
+    DqsQueue *q
+  ALIAS:
+    Data::Queue::Shared::Int32::eventfd_consume = 1
+    Data::Queue::Shared::Int16::eventfd_consume = 2
+    Data::Queue::Shared::Str::eventfd_consume = 3
+  PREINIT:
+    dXSTARG;
+    DqsError err;
+    uint64_t count = 0;
+    int rc;
+  PPCODE:
+    PERL_UNUSED_VAR(ix);
+    /* The count (0 when nothing is pending); undef without an eventfd or
+     * when the read failed ($! set). */
+    rc = dqs_eventfd_consume(q, &count, &err);
+    if (rc != DQS_DONE) {
+        if (rc == DQS_ERROR)
+            SETERRNO(err.os_errno, 0);
+        XSRETURN_UNDEF;
+    }
+    XSprePUSH;
+    PUSHu((UV)count);
+    XSRETURN(1);
+
+void
 path(q)
     DqsQueue *q
   ALIAS:
@@ -896,7 +1200,7 @@ push(self, value)
     const char *p;
     DqsError err;
   PPCODE:
-    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv);
+    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv, NULL);
     rc = dqs_str_push(dqs_self(aTHX_ self, CLASS_STR, cv), (const uint8_t *)p, len, utf8, ix,
                       &err);
     if (rc == DQS_ERROR)
@@ -920,7 +1224,7 @@ push_wait(self, value, timeout = NULL)
   PPCODE:
     /* The timeout first: its magic could change the value's buffer. */
     dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
-    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv);
+    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv, NULL);
     for (;;) {
         rc = dqs_str_push_wait(dqs_self(aTHX_ self, CLASS_STR, cv), (const uint8_t *)p, len,
                                utf8, ix, &dl, &err);
@@ -1100,7 +1404,7 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
             EXTEND(SP, 1);
             PUSHs(str_sv(aTHX_ sv_newmortal(), &first));
             want--;
-            if (want > 0 && (!has_budget || used < budget)) {
+            if (want > 0 && (!has_budget || used <= budget)) {
                 /* the first item was the one the budget always allows;
                  * the rest must fit in what is left of it */
                 got = dqs_str_pop_multi(q, (size_t)want, has_budget, budget - used, 0, &its);

@@ -30,6 +30,7 @@ use crate::error::Error;
 use crate::futex::Deadline;
 use crate::intq::IntQueue;
 use crate::layout::Variant;
+use crate::notify::Notifier;
 use crate::ring::Element;
 use crate::strq::StrQueue;
 use crate::wait::Waited;
@@ -154,6 +155,8 @@ impl Scratch {
 pub struct DqsQueue {
     kind: Kind,
     scratch: UnsafeCell<Scratch>,
+    /// This process's eventfd for event loops (never in shared memory).
+    notifier: Notifier,
 }
 
 macro_rules! with_any {
@@ -172,6 +175,7 @@ fn boxed(kind: crate::Result<Kind>, err: *mut DqsError) -> *mut DqsQueue {
         Ok(kind) => Box::into_raw(Box::new(DqsQueue {
             kind,
             scratch: UnsafeCell::new(Scratch::default()),
+            notifier: Notifier::new(),
         })),
         Err(e) => {
             set_error(err, &e);
@@ -834,4 +838,107 @@ pub unsafe extern "C" fn dqs_str_pop_multi(
     // SAFETY: writable per the contract.
     unsafe { out.write(sc.items.as_ptr()) };
     got
+}
+
+/// The handle's eventfd, created (non-blocking, close-on-exec) on the
+/// first call and returned again by later ones; an fd set with
+/// [`dqs_eventfd_set`] is returned as is. Returns the fd, or -1 with
+/// `*err` filled. An eventfd created here is closed by [`dqs_close`].
+///
+/// # Safety
+/// Live handle; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_eventfd(q: *const DqsQueue, err: *mut DqsError) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    match q.notifier.eventfd() {
+        Ok(fd) => fd,
+        Err(e) => {
+            set_error(err, &e);
+            -1
+        }
+    }
+}
+
+/// Use the caller's open `fd` (for example an eventfd inherited across
+/// `fork`) as the handle's eventfd; the handle never closes it. An eventfd
+/// the handle created earlier is closed (unless it is `fd`). Returns 0, or
+/// -1 with `*err` filled (negative or closed fd).
+///
+/// # Safety
+/// Live handle; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_eventfd_set(
+    q: *const DqsQueue,
+    fd: c_int,
+    err: *mut DqsError,
+) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    match q.notifier.set_fd(fd) {
+        Ok(()) => 0,
+        Err(e) => {
+            set_error(err, &e);
+            -1
+        }
+    }
+}
+
+/// The handle's eventfd, or -1 when none is set.
+///
+/// # Safety
+/// Live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_eventfd_fileno(q: *const DqsQueue) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    q.notifier.fd().unwrap_or(-1)
+}
+
+/// Signal the handle's eventfd (add 1 to its counter). `DQS_DONE`,
+/// `DQS_NONE` when no eventfd is set, or `DQS_ERROR` with `*err` filled
+/// (`EBADF`: the fd was closed behind the handle's back).
+///
+/// # Safety
+/// Live handle; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_notify(q: *const DqsQueue, err: *mut DqsError) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    match q.notifier.notify() {
+        Ok(true) => DQS_DONE,
+        Ok(false) => DQS_NONE,
+        Err(e) => {
+            set_error(err, &e);
+            DQS_ERROR
+        }
+    }
+}
+
+/// Read and reset the eventfd's counter into `*count` (0 when nothing is
+/// pending). `DQS_DONE`, `DQS_NONE` when no eventfd is set, or `DQS_ERROR`
+/// with `*err` filled (`EBADF`: the fd was closed behind the handle's back).
+///
+/// # Safety
+/// Live handle; `count` writable; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_eventfd_consume(
+    q: *const DqsQueue,
+    count: *mut u64,
+    err: *mut DqsError,
+) -> c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    match q.notifier.consume() {
+        Ok(Some(n)) => {
+            // SAFETY: writable per the contract.
+            unsafe { count.write(n) };
+            DQS_DONE
+        }
+        Ok(None) => DQS_NONE,
+        Err(e) => {
+            set_error(err, &e);
+            DQS_ERROR
+        }
+    }
 }

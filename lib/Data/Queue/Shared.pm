@@ -4,8 +4,20 @@ use warnings;
 
 our $VERSION = '0.01';
 
+# 1 when the keyword API (q_int_push ...) was built in, else 0: set by the
+# XS when it loads.
+our $HAVE_KEYWORDS;
+
 require XSLoader;
 XSLoader::load('Data::Queue::Shared', $VERSION);
+
+# The classes' import and unimport take no arguments.
+sub _no_imports {
+    my ($class, @args) = @_;
+    return if !@args;
+    require Carp;
+    Carp::croak("$class does not export anything (asked for: @args)");
+}
 
 1;
 
@@ -56,6 +68,18 @@ Data::Queue::Shared - bounded multi-producer, multi-consumer queues in shared me
     my $mq   = Data::Queue::Shared::Int16->new_memfd('ticks', 64);
     my $same = Data::Queue::Shared::Int16->new_from_fd($mq->memfd);
 
+    # Strings: a deque whose bytes live in a shared arena (here 64 KiB).
+    my $sq = Data::Queue::Shared::Str->new('/tmp/msgs.shm', 256, 65536);
+    $sq->push('hello');
+    $sq->push("caf\x{e9} \x{263a}");       # the UTF-8 flag travels along
+    $sq->push_front('urgent');             # jumps the line
+    my $msg  = $sq->pop;                   # 'urgent'
+    my $last = $sq->pop_back;              # "caf\x{e9} \x{263a}"
+    my @some = $sq->pop_multi(10, 4096);   # ('hello'): <= 10 items, ~4 KiB
+    printf "arena: %d of %d bytes in use\n",
+        @{ $sq->stats }{qw(arena_used arena_cap)};
+    $sq->unlink;                           # remove /tmp/msgs.shm
+
     my $s = $q->stats;
     print "pushed $s->{push_ok}, popped $s->{pop_ok}\n";
 
@@ -71,6 +95,11 @@ lock-free: a push or a pop claims its slot with one compare-and-swap and
 never waits for another process, except in the instant between another
 process's claim and its publish. Blocking variants sleep on a futex in the
 shared header and cost no system call while nobody is waiting.
+
+The string queue holds items of any length, so it keeps their bytes in a
+byte arena after the slots and takes a short lock in the shared header for
+every operation. In exchange it is a deque (push and pop at both ends), and
+its C<peek>, C<size> and C<clear> are exact.
 
 The engine is written in Rust and linked into the XS module; nothing else is
 needed at run time. Linux and a 64-bit perl are required.
@@ -100,15 +129,20 @@ C<int16_t> (C<65537> comes back as C<1>).
 
 =item Data::Queue::Shared::Str
 
-Byte and character strings; see L</Data::Queue::Shared::Str>.
+Byte and character strings of any length up to the arena size, with their
+UTF-8 flag. 16 bytes per slot, plus a byte arena that holds the strings
+(by default 256 bytes per slot). It adds C<push_front> and C<pop_back> to
+the methods below, and a byte budget to its batch pops. Described in
+L</Data::Queue::Shared::Str>.
 
 =back
 
 The three integer classes have the same methods, described once below with
-C<Int> standing for any of them. Every argument is converted (to a number,
-or to a string for paths and names) before the queue is touched, so a tied
-or overloaded argument runs its code first, and a die inside that code
-leaves the queue as it was.
+C<Int> standing for any of them. C<Data::Queue::Shared::Str> has the same
+methods too, with the differences and additions given in its own section.
+Every argument is converted (to a number, or to a string for paths and
+names) before the queue is touched, so a tied or overloaded argument runs
+its code first, and a die inside that code leaves the queue as it was.
 
 =head1 CONSTRUCTORS
 
@@ -434,9 +468,724 @@ file-backed or anonymous queue. The handle closes it when it is destroyed.
 
 =head1 Data::Queue::Shared::Str
 
-A queue of strings is being built under its own issue. Until it lands,
-C<Data::Queue::Shared::Str> exists so that code can refer to it, and its
-constructors croak C<not implemented>.
+A bounded deque of strings. Each item takes one 16-byte slot, which
+records where its bytes are, and its bytes go into a byte arena that
+follows the slots in the same mapping. All of a queue's items share the
+arena, so short and long strings mix freely; a push needs a free slot
+I<and> room in the arena.
+
+Every operation on the queue takes one lock in the shared header (see
+L</The Str lock>), works on the slots and the arena, and releases it. So,
+unlike the integer queues, a Str queue is exact: C<peek> sees the real
+front item, C<pop_multi> and C<drain> take their batch in one piece, and
+C<clear> leaves nothing behind.
+
+What the integer section says about L</Timeouts>, L</"WAKE-UPS AND
+SIGNALS"> (for the waiting itself), L</sync>, L</unlink>, L</path> and
+L</memfd> holds for Str unchanged. The rest is below.
+
+=head2 Str constructors
+
+    my $q = Data::Queue::Shared::Str->new($path, $capacity);
+    my $q = Data::Queue::Shared::Str->new($path, $capacity, $arena_bytes);
+    my $q = Data::Queue::Shared::Str->new($path, $capacity, $arena_bytes, $mode);
+    my $q = Data::Queue::Shared::Str->new(undef, $capacity, $arena_bytes);
+    my $q = Data::Queue::Shared::Str->new_memfd($name, $capacity, $arena_bytes);
+    my $q = Data::Queue::Shared::Str->new_from_fd($fd);
+
+They work as the integer L</new>, L</"new (anonymous)">, L</new_memfd>
+and L</new_from_fd> do: same capacity rule, file creation and mode, header
+checks and errors. The one addition is C<$arena_bytes>, the size of the
+string arena:
+
+=over 4
+
+=item *
+
+omitted or C<undef>: C<capacity * 256>, with the capacity after rounding
+(C<< new(undef, 1000) >> gets 1024 slots and a 262144-byte arena). Pass
+C<undef> to keep the default and still give a C<$mode>.
+
+=item *
+
+below 4096: raised to 4096, the smallest arena.
+
+=item *
+
+above C<2**32> (4 GiB): croaks, naming the value:
+
+    Data::Queue::Shared::Str->new: arena size 4294967297 exceeds the maximum of 4294967296 bytes
+
+=item *
+
+zero, negative or not a number: croaks
+C<< Data::Queue::Shared::Str->new: arena size must be a positive integer, got 0 >>.
+
+=back
+
+Any other value is used as given and reported exactly by
+C<< $q->stats->{arena_cap} >>. Items are placed on 8-byte boundaries, so
+the usable part is that size rounded down to a multiple of 8: an arena of
+5001 bytes holds at most 5000 bytes of strings. The mapping is
+C<256 + 16 * capacity + arena_cap> bytes, and for files and memfds all of
+it is reserved when the queue is created.
+
+When C<new> attaches to an existing file, the arena size stored in it wins,
+as the capacity does. A file or descriptor holding an integer queue croaks
+when opened as Str (and a Str queue when opened as an integer class):
+
+    Data::Queue::Shared::Str->new: /tmp/q.shm: invalid or incompatible queue file (it holds a Int queue)
+
+=head2 Str values
+
+A value pushed is converted to a string once, before the queue is touched:
+numbers become their usual string form, and objects with an overloaded
+C<""> are pushed as that string. Refused, with nothing pushed:
+
+    Data::Queue::Shared::Str->push: cannot push undef
+    Data::Queue::Shared::Str->push: cannot push a reference (ARRAY(0x55d0c8a3e2a0))
+
+(C<undef> is what C<pop> returns for an empty queue, so it cannot be an
+item; a reference would lose its referent on the way through.)
+
+The queue stores the string's bytes, as Perl holds them, together with its
+UTF-8 flag, and gives back a string with the same bytes and the same flag:
+C<eq> holds between what went in and what comes out, and so does
+C<utf8::is_utf8>. NUL bytes, every byte value from 0 to 255 and the empty
+string all round-trip exactly; an empty string is an item like any other
+and pops as C<''>, never as C<undef>. Lengths in this section (limits,
+C<$max_bytes>, error messages) count those bytes: a string of 1366
+characters C<"\x{263a}"> takes 4098 bytes.
+
+A string that can never fit croaks instead of returning false, naming both
+sizes:
+
+    Data::Queue::Shared::Str->push: string of 5001 bytes exceeds the arena of 5000 bytes
+
+A single item is also limited to C<2**31 - 1> bytes (just under 2 GiB),
+which matters only for arenas larger than that; the message then ends
+C<exceeds the maximum item size of 2147483647 bytes>.
+
+=head2 The arena
+
+=over 4
+
+=item *
+
+An item takes its length rounded up to a multiple of 8 bytes, with no
+header of its own (its slot holds the length). Two 2000-byte strings fit in
+a 4096-byte arena, with 96 bytes to spare; an empty string takes a slot but
+no arena bytes.
+
+=item *
+
+An item's bytes are always in one piece. When the next string does not fit
+between the last item and the end of the arena, it goes to the start of the
+arena instead, and the bytes it skipped at the end are charged to it: they
+count in C<arena_used> until that item leaves the queue, by either end, and
+then they are free again. A L</push_front> that does not fit before the
+front item likewise goes to the very end of the arena, and the bytes before
+the old front item are charged to it. So free space can be in two pieces,
+and a push can fail although the free bytes add up to more than the
+string needs.
+
+=item *
+
+When the queue becomes empty, by any pop, C<drain> or C<clear>, the arena
+starts over from its first byte, so an empty queue takes any string up to
+the usable size.
+
+=item *
+
+An arena that is exactly full is fine: nothing more fits except empty
+strings, until an item leaves.
+
+=back
+
+For example, with a 4096-byte arena: push strings of 1000, 2000 and 1000
+bytes (C<arena_used> 4000) and pop the first (3000). A push of 800 bytes
+does not fit in the 96 bytes at the end, so it goes to offset 0 and is
+charged 896 bytes (C<arena_used> 3896); C<pop_back> of it brings
+C<arena_used> back to 3000.
+
+Size the arena for the bytes you expect to be queued at once, plus some
+slack for that waste; the default of 256 bytes per slot suits items of up
+to a few hundred bytes.
+
+=head2 Str single items
+
+Each of these takes the lock once. The ones without C<wait> never sleep for
+room or items, though they may wait a moment for another process's
+operation to finish with the lock.
+
+=over 4
+
+=item push
+
+=item push_front
+
+    my $ok = $q->push($value);
+    my $ok = $q->push_front($value);
+
+Adds C<$value> at the back (C<push>) or at the front (C<push_front>: it
+becomes the next item that C<pop> returns). Returns true when it was
+added, false when there was no room: every slot taken, or no piece of the
+arena large enough (see L</The arena>). A false return counts in
+C<push_full>. Several C<push_front> calls stack: after
+C<< $q->push_front($_) for qw(a b c) >>, C<pop> returns C<c>, C<b>, C<a>.
+Croaks for C<undef>, a reference, or a string that can never fit (see
+L</Str values>).
+
+=item pop
+
+=item pop_back
+
+    my $value = $q->pop;
+    my $value = $q->pop_back;
+
+Removes and returns the front item (C<pop>) or the back item (C<pop_back>:
+the one most recently pushed at the back), or C<undef> when the queue is
+empty (one C<undef> in list context too). An empty queue counts in
+C<pop_empty>. Either end gives back exactly the slot and arena bytes the
+item held, waste included.
+
+=item peek
+
+    my $value = $q->peek;
+
+Returns a copy of the front item without removing it, or C<undef> when the
+queue is empty. It is exact: it reads under the lock, so it never misses an
+item that is there. Another process may of course pop it right after.
+
+=item push_wait
+
+=item push_front_wait
+
+    my $ok = $q->push_wait($value);
+    my $ok = $q->push_wait($value, $timeout);
+    my $ok = $q->push_front_wait($value, $timeout);
+
+Like C<push> and L</push_front>, but while there is no room they sleep
+until a consumer frees some or the timeout passes. Return true when the
+value was added, false on timeout (counted in C<push_full>). A string that
+can never fit croaks at once instead of sleeping.
+
+=item pop_wait
+
+=item pop_back_wait
+
+    my $value = $q->pop_wait;
+    my $value = $q->pop_wait($timeout);
+    my $value = $q->pop_back_wait($timeout);
+
+Like C<pop> and L</pop_back>, but while the queue is empty they sleep
+until a producer adds an item or the timeout passes. Return the item, or
+C<undef> on timeout (counted in C<pop_empty>).
+
+=back
+
+=head2 Str batches
+
+=over 4
+
+=item push_multi
+
+    my $n = $q->push_multi(@values);
+
+Converts every value first; if one of them is refused, dies in its
+overloading or tie, or could never fit, the call croaks (or passes that
+exception on unchanged) and nothing is pushed. Then, under one lock, it
+pushes the values at the back in order until one does not fit, and returns
+how many it pushed (C<0> to C<scalar @values>). The values from the first
+one that did not fit on are not pushed, even those that would have fitted.
+Stopping early counts once in C<push_full>. Never sleeps.
+
+=item push_wait_multi
+
+    my $n = $q->push_wait_multi($timeout, @values);
+
+Converts and checks every value as C<push_multi> does, then pushes them in
+order at the back, as many as fit at a time, sleeping whenever the next one
+does not fit, until all are in or the timeout passes. The timeout comes
+first (C<undef> or C<-1>: as long as it takes). Returns the number pushed,
+which is less than C<scalar @values> only on timeout. While it sleeps, other
+producers' items may get in between its own.
+
+=item pop_multi
+
+    my @values = $q->pop_multi($n);
+    my @values = $q->pop_multi($n, $max_bytes);
+
+Under one lock, removes up to C<$n> items from the front and returns them,
+oldest first. The list is empty when the queue was (counted once in
+C<pop_empty>), and when C<$n> is 0 or less. C<$n> is required: without it
+C<pop_multi> croaks with Perl's usage message (use C<drain> to take
+everything).
+
+C<$max_bytes>, if given, is a byte budget: C<pop_multi> stops before the
+total length of the items it has taken would exceed it. The first item is
+always taken if there is one, however long, so a batch is never empty just
+because of the budget (C<< pop_multi($n, 0) >> takes exactly one item).
+Only string lengths count, not the rounding and waste of L</The arena>.
+C<undef> means no budget; a negative number or NaN croaks
+C<< Data::Queue::Shared::Str->pop_multi: max_bytes must be a non-negative number >>.
+The byte budget is an addition of this implementation; the original
+C<Data::Queue::Shared> has no such argument.
+
+=item pop_wait_multi
+
+    my @values = $q->pop_wait_multi($n);
+    my @values = $q->pop_wait_multi($n, $timeout);
+    my @values = $q->pop_wait_multi($n, $timeout, $max_bytes);
+
+Sleeps until at least one item is there (or the timeout passes) and takes
+the front item; then, without sleeping, takes up to C<$n - 1> more under
+the budget that is left, as C<pop_multi> would. The first item is taken
+whatever its length. Returns the list, empty on timeout or when C<$n> is 0
+or less. The first item and the rest are taken under two separate holds of
+the lock, so another consumer may take items in between. C<$max_bytes> as
+for C<pop_multi>, and likewise an addition of this implementation.
+
+=item drain
+
+    my @values = $q->drain;
+    my @values = $q->drain($max);
+
+Under one lock, removes every item in the queue, or at most C<$max> items
+(C<undef>: no limit; 0 or less: none), and returns them oldest first.
+Because the lock is held throughout, nobody pushes while it runs. Every
+string is copied into memory at once, so a full arena of C<arena_cap>
+bytes needs that much memory in your process. More than one argument
+croaks with Perl's usage message.
+
+=back
+
+=head2 Str state and management
+
+=over 4
+
+=item size
+
+=item capacity
+
+=item is_empty
+
+=item is_full
+
+The item count (read without taking the lock; a true count at one instant,
+which others may change right after), the slot count, and whether the count
+is 0 or equal to the capacity. C<is_full> is about slots only: the arena
+can fill up first, so C<push> may return false while C<is_full> is false.
+
+=item clear
+
+    $q->clear;
+
+Under the lock, removes every item and resets the arena. Returns nothing.
+A push by another process happens either before C<clear> (and is removed)
+or after it (and stays). Cleared items do not count in C<pop_ok>. Wakes
+every producer and every consumer blocked in a C<*_wait> method.
+
+=item sync, unlink, path, memfd
+
+As for the integer queues.
+
+=item stats
+
+    my $s = $q->stats;
+
+Returns the keys described under L</stats> for the integer queues, with
+these meanings for Str:
+
+=over 4
+
+=item size, capacity
+
+As above.
+
+=item mmap_size
+
+C<256 + 16 * capacity + arena_cap>: header, slots and arena.
+
+=item push_ok, pop_ok
+
+Exact counts, kept under the lock, of items pushed (at either end, singly
+or in batches) and popped (at either end, singly, in batches or by
+C<drain>; not by C<peek> or C<clear>).
+
+=item push_full, pop_empty
+
+Pushes that found no room (a batch that stopped early counts once),
+pops and batch pops that found the queue empty, and waits that timed out.
+
+=item recoveries
+
+Always 0: the Str lock has no crash recovery yet (see L</The Str lock>).
+
+=item push_waiters, pop_waiters
+
+As for the integer queues.
+
+=item arena_cap
+
+The arena size in bytes, as created: the requested size exactly, or the
+default, after the 4096-byte minimum.
+
+=item arena_used
+
+Arena bytes charged to the items in the queue: their lengths rounded up to
+multiples of 8, plus wrap waste. 0 when the queue is empty.
+
+=item lock_acquired
+
+How many times any process has taken the queue's lock (every operation
+that works on the queue takes it once; a waiting call takes it once per
+attempt).
+
+=item lock_contended
+
+How many of those found the lock held by another process and had to spin
+or sleep for it. C<lock_contended / lock_acquired> tells how much producers
+and consumers get in each other's way.
+
+=back
+
+C<lock_acquired> and C<lock_contended> are additions of this
+implementation; the original module reports neither.
+
+=back
+
+=head2 The Str lock
+
+The lock is a mutex on one 32-bit futex word in the shared header
+(Ulrich Drepper's three-state futex mutex). Taking a free lock is one
+atomic compare-and-swap and no system call. A process that finds it held
+spins briefly, since the holder only does a few loads and stores and one
+copy of a string, and then sleeps on the futex until the holder wakes it.
+
+No Perl code runs while a process holds the lock. All arguments are
+converted first, including C<FETCH> of tied variables and overloaded
+stringification; popped strings are copied out under the lock into a
+buffer of the handle and only turned into Perl strings after the lock is
+released. So a C<die> in any of that code, or a signal handler, can never
+leave the lock held. Waiting for the lock itself is not subject to the
+timeout of the C<*_wait> methods: their timeout covers waiting for room or
+for items.
+
+While held, the lock word records the process id of its holder, taken
+from C<getpid()> when the lock is taken; a child that uses a handle
+inherited across C<fork> locks as itself. This is meant for crash recovery,
+which is not implemented yet: B<a process killed (by C<SIGKILL>, say) while
+it holds the lock leaves the queue locked>. Every later operation on that
+queue that takes the lock, in every process, then waits for ever, the
+non-blocking ones and those with a timeout included (only C<size>,
+C<capacity>, C<is_empty>, C<is_full>, C<stats>, C<path>, C<memfd>, C<sync>
+and C<unlink> do without the lock), and Perl signal
+handlers do not run during that wait (a signal whose default action ends
+the process still ends it). The window is a few instructions per
+operation, but if a process may be killed that way while it uses a Str
+queue, be ready to remove and recreate the queue. Taking over the lock of
+a dead holder, as the original module does, is planned work.
+
+A Str handle must not be used from two threads at once, because of that
+per-handle buffer. Perl's ithreads never share handles (see
+L</"FORK AND THREADS">), so this concerns only C or XS code that passes one
+handle between threads. Separate handles to the same queue, in any threads
+or processes, are fine.
+
+=head2 Str wake-ups
+
+=over 4
+
+=item *
+
+A push, at either end, wakes one blocked consumer: one item satisfies one
+consumer. C<push_multi> and C<push_wait_multi> wake as many consumers as
+items they pushed.
+
+=item *
+
+Every pop, at either end, singly or in a batch, wakes I<every> blocked
+producer. A pop frees one slot and a varying number of arena bytes: the
+first producer in line may wait with a string that still does not fit
+while a shorter one behind it would. Those that still do not fit go back
+to sleep. When nobody is blocked this costs one memory read.
+
+=item *
+
+C<clear> wakes every blocked producer and consumer.
+
+=back
+
+=head1 EVENT LOOPS
+
+A consumer inside an event loop (L<EV>, L<AnyEvent>, L<IO::Async>, a plain
+C<select> loop) cannot sleep in L</pop_wait>. It can instead watch a file
+descriptor that becomes readable when there is work: every handle of every
+class can have an L<eventfd(2)> for that purpose.
+
+The eventfd belongs to the handle in one process, not to the queue in
+shared memory. Signalling it is up to you: C<push> never writes to it, so a
+queue nobody watches pays nothing, and a producer can push a whole batch
+and signal once. The pattern is:
+
+=over 4
+
+=item *
+
+the consumer gets an fd with L</eventfd> and watches it for reading;
+
+=item *
+
+a producer pushes, then calls L</notify>;
+
+=item *
+
+when the fd is readable, the consumer calls L</eventfd_consume> first and
+then pops until the queue is empty.
+
+=back
+
+Consuming before popping means no notification is lost: an item pushed
+after the last pop that found the queue empty comes with a notify that
+makes the fd readable again. The opposite case, an item popped in this
+round whose notify arrives afterwards, only costs one extra wake-up that
+finds nothing. Loops report readiness for as long as the fd is readable,
+so a callback that does not call C<eventfd_consume> is called again at
+once.
+
+=head2 Event loop methods
+
+These are the same for all four classes.
+
+=over 4
+
+=item eventfd
+
+    my $fd = $q->eventfd;
+
+Returns the handle's eventfd, creating it the first time: non-blocking,
+close-on-exec, counter at 0. Later calls return the same number (and so
+does C<eventfd> after L</eventfd_set>). The handle closes an eventfd it
+created when it is destroyed. Croaks when the system refuses a new
+descriptor, for example C<< Data::Queue::Shared::Int->eventfd: eventfd: Too
+many open files (os error 24) >>.
+
+=item eventfd_set
+
+    $q->eventfd_set($fd);
+
+Makes C<$fd>, an open descriptor you got elsewhere (usually an eventfd
+inherited across C<fork>), the handle's eventfd, and returns it.
+L</fileno> then returns exactly C<$fd>. The handle never closes a
+descriptor given to it this way: it stays yours. If the handle had created
+an eventfd of its own before, that one is closed now (unless it is C<$fd>
+itself). Croaks, naming the value, when C<$fd> is not a number
+(C<fd must be a file descriptor number>), is negative
+(C<fd -1 is not a valid file descriptor>) or is not open
+(C<fd 9: Bad file descriptor (os error 9)>).
+
+=item fileno
+
+    my $fd = $q->fileno;
+
+The handle's eventfd, or C<-1> when it has none.
+
+=item notify
+
+    my $ok = $q->notify;
+
+Adds one to the eventfd's counter, which makes it readable in every
+process watching it. Returns true when it did; false, doing nothing, when
+the handle has no eventfd. It never croaks: if the write fails, for
+example because the descriptor was closed behind the handle's back, it
+returns false with C<$!> set (C<EBADF> in that case).
+
+=item eventfd_consume
+
+    my $n = $q->eventfd_consume;
+
+Reads the eventfd's counter and resets it to 0: returns the number of
+notifications since the last call, and C<0> when none is pending (the read
+would block). Returns C<undef> when the handle has no eventfd, or, with
+C<$!> set, when the read fails: C<EBADF> when the descriptor was closed
+behind the handle's back. A descriptor given to L</eventfd_set> that is in
+blocking mode makes this call wait for a notification instead of returning
+C<0>; the ones L</eventfd> creates never block.
+
+=back
+
+An eventfd is a number, not a Perl filehandle: L<EV> and L<IO::Select>
+take the number as it is, and C<select> takes it in a bit vector. If you
+wrap it in a filehandle (C<< open my $fh, '<&=', $fd >>), remember that
+closing that filehandle, or letting it go out of scope, closes the
+descriptor too. After that, C<notify> returns false and C<eventfd_consume>
+C<undef> (with C<$!> set to C<EBADF>), nothing crashes, and a later
+C<eventfd> keeps returning the dead number. Note also that a closed
+number is soon reused by the next file you open, so close the eventfd
+only when you are done with the handle.
+
+=head2 With EV
+
+    use EV;
+    use Data::Queue::Shared::Str;
+
+    my $q  = Data::Queue::Shared::Str->new('/tmp/jobs.shm', 1024);
+    my $fd = $q->eventfd;
+
+    my $w = EV::io $fd, EV::READ, sub {
+        $q->eventfd_consume;
+        while (defined(my $job = $q->pop)) {
+            handle($job);
+        }
+    };
+    EV::run;
+
+    # In a producer (a process forked after $q->eventfd, see below):
+    $q->push($job);
+    $q->notify;
+
+=head2 With select or IO::Select
+
+    my $fd  = $q->eventfd;
+    my $rin = '';
+    vec($rin, $fd, 1) = 1;
+    while (1) {
+        my $n = select(my $rout = $rin, undef, undef, 1.0);
+        next unless $n > 0;                 # timeout, or EINTR
+        $q->eventfd_consume;
+        while (defined(my $job = $q->pop)) { handle($job) }
+    }
+
+    # or
+    use IO::Select;
+    my $sel = IO::Select->new($q->fileno);
+    while (1) {
+        next unless $sel->can_read(1.0);
+        $q->eventfd_consume;
+        while (defined(my $job = $q->pop)) { handle($job) }
+    }
+
+=head2 Across processes
+
+An eventfd reaches another process by inheritance: create it before
+C<fork>. A child that keeps using the handle it inherited has the eventfd
+already and just calls C<notify>. A child that opens the queue again (by
+path, or with L</new_from_fd>) gets a handle without one, and adopts the
+inherited descriptor with L</eventfd_set>:
+
+    my $q  = Data::Queue::Shared::Int->new('/tmp/jobs.shm', 4096);
+    my $fd = $q->eventfd;                   # before fork
+
+    if (fork == 0) {
+        my $p = Data::Queue::Shared::Int->new('/tmp/jobs.shm', 4096);
+        $p->eventfd_set($fd);               # the parent's eventfd
+        for my $batch (@batches) {
+            $p->push_wait($_) for @$batch;
+            $p->notify;                     # once per batch
+        }
+        exit 0;
+    }
+    # the parent watches $fd as above
+
+Every process holding the descriptor shares one counter. When several
+consumers watch the same eventfd, a notify wakes all of them; one of them
+reads the count and the others read C<0>, and all of them then pop, which
+is what you want. The eventfd is close-on-exec, so a program you C<exec>
+does not inherit it.
+
+Two complete programs are in the distribution: F<eg/ev-consumer.pl> (an
+EV loop fed by several producer processes) and F<eg/select-loop.pl> (a
+C<select> loop and a forked producer).
+
+=head1 KEYWORDS
+
+When the module was built with L<XS::Parse::Keyword> available, each class
+also offers four keywords, which do what the methods C<push>, C<pop>,
+C<peek> and C<size> do without the cost of a method call:
+
+    use Data::Queue::Shared::Int;           # enables the q_int_* keywords
+
+    my $q = Data::Queue::Shared::Int->new('/tmp/jobs.shm', 1024);
+    q_int_push $q, 42            or warn "full\n";
+    my $job  = q_int_pop $q;                # undef when empty
+    my $next = q_int_peek $q;
+    my $n    = q_int_size $q;
+    while (defined(my $v = q_int_pop $q)) { ... }
+
+    use Data::Queue::Shared::Str;
+    q_str_push $sq, "caf\x{e9}";
+    my $s = q_str_pop $sq;
+
+    Data::Queue::Shared::Int    q_int_push   q_int_pop   q_int_peek   q_int_size
+    Data::Queue::Shared::Int32  q_int32_push q_int32_pop q_int32_peek q_int32_size
+    Data::Queue::Shared::Int16  q_int16_push q_int16_pop q_int16_peek q_int16_size
+    Data::Queue::Shared::Str    q_str_push   q_str_pop   q_str_peek   q_str_size
+
+C<$Data::Queue::Shared::HAVE_KEYWORDS> is C<1> when the keywords were
+built and C<0> when they were not; the methods are there either way.
+
+=head2 Scope
+
+C<use Data::Queue::Shared::Int;> enables the C<q_int_*> keywords from that
+point to the end of the enclosing block or file, like a pragma, and only
+there. C<no Data::Queue::Shared::Int;> disables them again for the rest of
+its block. Each class enables only its own four keywords. Loading a class
+with C<require>, or with C<use Data::Queue::Shared::Int ()>, enables
+nothing. Where a keyword is not enabled, its name is an ordinary
+identifier: a sub of that name is called as usual. The classes export
+nothing; C<use Data::Queue::Shared::Int qw(...)> with any argument croaks.
+
+=head2 Syntax
+
+C<q_int_push> takes two expressions separated by a comma, the queue and
+the value, like a list operator: C<q_int_push $q, $v or die ...> pushes
+C<$v>. The other three take one expression and bind like a named unary
+operator such as C<defined>: C<q_int_size $q == 0> compares the size, and
+C<q_int_pop $q || 'none'> applies C<||> to the popped value. Parentheses
+are optional and end the arguments: C<q_int_pop($q) + 1>. Keywords nest
+(C<q_int32_push $out, q_int_pop $in>) and work anywhere an expression
+does.
+
+=head2 Behaviour
+
+A keyword behaves as its method does: the same conversions (get-magic,
+ties and overloading run exactly once, before the queue is touched), the
+same results (C<push> returns true or false, C<pop> and C<peek> return the
+item or C<undef>, C<size> a number; Int32 and Int16 truncate, Str restores
+the UTF-8 flag) and the same errors. The queue must be a handle of the
+keyword's class or of a subclass (C<q_int_pop> refuses an Int32 queue),
+and croak messages name the keyword where the method's would name the
+method:
+
+    Data::Queue::Shared::Int->q_int_pop: invocant is not of type Data::Queue::Shared::Int
+    Data::Queue::Shared::Int->q_int_push: the queue object has been destroyed
+    Data::Queue::Shared::Str->q_str_push: cannot push undef
+
+What differs is the cost. A method call looks the method up, sets up a
+call frame and enters an XSUB. A keyword is compiled into a single op of
+its own that checks the handle and calls the queue directly: no lookup, no
+sub call. A keyword call is never inherited or overridden, so a subclass
+that overrides C<push> is not consulted by C<q_int_push>.
+
+Measured with F<bench/keywords.pl> (C<perl -Mblib bench/keywords.pl>,
+medians of 7 interleaved rounds of 1,000,000 push + pop pairs in one
+process, perl 5.36, x86_64), an Int push + pop pair took 69 ns through
+the methods and 26 ns through the keywords: 2.7 times the throughput
+(3.3 times without the cost of the loop itself). Under callgrind the pair
+costs about 1,545 instructions through the methods and 514 through the
+keywords. For Str, where copying the string is a larger share of the
+work, the gain is 1.7 times.
+
+=head2 Building
+
+The keywords need L<XS::Parse::Keyword> 0.33 or later. When
+C<perl Makefile.PL> finds C<XS::Parse::Keyword::Builder>, it writes
+F<XSParseKeyword.h> into the build directory and compiles them in; the
+installed module then loads XS::Parse::Keyword at run time. Without it the
+module builds and works the same, without keywords. Setting
+C<DQS_NO_KEYWORDS=1> in the environment of C<perl Makefile.PL> builds
+without them even when XS::Parse::Keyword is installed.
 
 =head1 ERRORS
 
@@ -448,6 +1197,8 @@ no trailing newline (so Perl appends your file and line):
     Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue file
     Data::Queue::Shared::Int->unlink: cannot unlink anonymous or memfd queue
     Data::Queue::Shared::Int->new_from_fd: fd 3: too small for a queue (0 bytes)
+    Data::Queue::Shared::Str->push: string of 5001 bytes exceeds the arena of 5000 bytes
+    Data::Queue::Shared::Str->push_multi: cannot push undef
 
 Calling a method on something that is not a handle of the class croaks too,
 as does calling it on a handle after it was destroyed.
@@ -460,14 +1211,18 @@ queue one last time and goes to sleep, it announces itself in a waiter
 count, and every push or pop that could unblock it reads that count
 afterwards; so a wake-up is never lost between the look and the sleep. When
 the count is zero, which is the normal case for a busy queue, push and pop
-make no system call at all. A push wakes one sleeping consumer; a batch
-wakes as many as it made possible; L</clear> wakes every producer.
+make no system call at all. In the integer queues a push wakes one
+sleeping consumer, a batch wakes as many as it made possible, and
+L</clear> wakes every producer. The Str queue wakes producers more
+generously; see L</Str wake-ups>.
 
 Perl signal handlers run while a process waits: a C<SIGALRM> or C<SIGINT>
 interrupts the sleep, the handler runs as it would anywhere else, and if it
 returns the wait goes on for whatever is left of the timeout (the deadline
 is absolute, so signals neither extend nor shorten it). A handler that dies
-leaves the wait cleanly; the process no longer counts as a waiter.
+leaves the wait cleanly; the process no longer counts as a waiter. (This
+is about waiting for room or items. The moment a Str operation may wait for
+the queue's lock is not interruptible; see L</The Str lock>.)
 
 =head1 FORK AND THREADS
 
@@ -475,11 +1230,13 @@ A handle keeps working in a child made by C<fork>: file, anonymous and memfd
 queues alike. Nothing is cached per process that a child could get wrong.
 Destroying a handle only unmaps the memory and closes the handle's own
 descriptor; it never changes the queue itself, so a child that exits (or a
-parent that drops its handle) does not disturb anybody else.
+parent that drops its handle) does not disturb anybody else. A child that
+uses a Str handle it inherited takes the Str lock under its own process id.
 
 Perl interpreter threads (ithreads) do not copy handles: every class has
 C<CLONE_SKIP> set, so in a new thread the handle variables are C<undef>.
-Open the queue again inside the thread.
+Open the queue again inside the thread. A Str handle must never be used
+by two threads at once (see L</The Str lock>); integer handles may be.
 
 =head1 SECURITY
 
@@ -505,6 +1262,11 @@ and publishing it does leave that slot unfinished, and consumers that reach
 it wait for it; stop producers and consumers with a signal they handle, not
 with C<SIGKILL>, if that matters to you.
 
+The Str queue holds a lock for a few instructions in every operation, and
+does not yet recover it from a holder that died: a process killed while
+holding it leaves that queue locked for everybody, and each process that
+then touches the queue hangs. Details in L</The Str lock>.
+
 A create that was interrupted is handled as follows. The header's magic
 number is written last, so a creator killed after sizing the file leaves a
 full-size file of zeros. C<new> initialises such a file again when it is
@@ -522,7 +1284,9 @@ The format is meant to be read by other languages. All integers are native
 little-endian (Linux on x86-64 and AArch64); fields marked atomic are updated
 with atomic instructions by the processes using the queue. The file (or
 memfd, or anonymous mapping) is a 256-byte header, then C<capacity> slots,
-and nothing else: its size is exactly C<256 + capacity * slot_size>.
+then, for Str only, the string arena; nothing else. Its size is exactly
+C<256 + capacity * slot_size + arena_cap>, with C<arena_cap> 0 for the
+integer queues.
 
 =head2 Header
 
@@ -543,20 +1307,22 @@ bytes are zero padding.
         40 u64   arena_off      Str: offset of the string arena, else 0
         48 u64   arena_cap      Str: arena bytes, else 0
         56 u64   total_size     bytes in the mapping
-        64 u64   head           atomic: next position to pop
+        64 u64   head           Int: atomic, next position to pop;
+                                Str: slot index of the front item
         72 u64   pop_empty      atomic: pops that found it empty
         80 u64   str_pop_ok     Str: items popped
-        88 u64   arena_rd       Str: arena read offset
-       128 u64   tail           atomic: next position to push
+        88 u64   arena_rd       Str: where the front item's charge starts
+       128 u64   tail           Int: atomic, next position to push;
+                                Str: number of items
        136 u64   push_full      atomic: pushes that found it full
        144 u64   str_push_ok    Str: items pushed
-       152 u64   arena_wr       Str: arena write offset
-       160 u64   arena_used     Str: arena bytes in use
+       152 u64   arena_wr       Str: where the back item's charge ends
+       160 u64   arena_used     Str: arena bytes charged to the items
        192 u32   pop_waiters    atomic: consumers asleep
        196 u32   pop_futex      futex word consumers sleep on
        200 u32   push_waiters   atomic: producers asleep
        204 u32   push_futex     futex word producers sleep on
-       208 u32   lock           Str: lock word
+       208 u32   lock           Str: lock word (0, or pid | 0x80000000)
        216 u64   recoveries     crash recoveries
        224 u64   cleared        items removed by clear
        232 u64   lock_acquired  Str: lock acquisitions
@@ -564,9 +1330,13 @@ bytes are zero padding.
 
 For the integer queues C<push_ok> is C<tail> and C<pop_ok> is
 C<head - cleared>; C<head> and C<tail> only grow, and C<tail - head> is the
-size.
+size. For Str, C<push_ok> and C<pop_ok> are C<str_push_ok> and
+C<str_pop_ok>, C<tail> is the size, and the Str fields are described in
+L</Str queues>.
 
 =head2 Slots
+
+The integer queues' slots:
 
     variant  size  layout
     -------  ----  -----------------------------------------
@@ -613,6 +1383,90 @@ wakes. A producer that sees C<pop_waiters> non-zero after its push
 increments C<pop_futex> and calls C<FUTEX_WAKE> on it. The futexes are
 shared, not process-private. Producers waiting for room use C<push_waiters>
 and C<push_futex> the same way.
+
+=head2 Str queues
+
+A Str queue is C<256 + 16 * capacity + arena_cap> bytes: the header, the
+slots, and the arena at C<arena_off> (C<256 + 16 * capacity>, a multiple of
+8). Only the first C<arena_cap> rounded down to a multiple of 8 bytes of the
+arena are used; call that C<usable>.
+
+These are written only by the process that holds the lock, with plain
+stores that the lock's acquire and release order: C<head>, C<tail>,
+C<arena_rd>, C<arena_wr>, C<arena_used>, C<str_push_ok>, C<str_pop_ok>,
+C<cleared>, C<lock_acquired>, C<lock_contended>, the slots and the arena
+bytes. C<size> and C<stats> read some of them without the lock, as
+snapshots. C<push_full> and C<pop_empty> are atomic increments made outside
+the lock, and the waiter protocol is the one described for the integer
+queues.
+
+=over 4
+
+=item The lock word
+
+The u32 C<lock> at offset 208 is 0 when the lock is free. When held, bits
+0 to 30 hold the holder's process id and bit 31 (C<0x80000000>) is set when
+another process may be sleeping on the word. To lock, compare-and-swap 0 to
+the pid (sequentially consistent). A process that fails spins a little,
+then sets bit 31 and calls C<FUTEX_WAIT> (shared, not private) on the word
+while it still reads that value; from then on, when it finds the word 0 it
+takes the lock as pid with bit 31 set, since others may still sleep. To
+unlock, swap in 0
+with release ordering and, if the old value had bit 31, C<FUTEX_WAKE> one
+waiter.
+
+=item Items
+
+The queue holds C<tail> items, in slots C<head>, C<head + 1>, ...,
+C<head + tail - 1>, each taken modulo C<capacity>; C<head> is kept below
+C<capacity>. A push at the back fills slot C<head + tail> and increments
+C<tail>; a push at the front decrements C<head> (modulo C<capacity>) and
+fills that slot; a pop from the front increments C<head>; a pop from the
+back only decrements C<tail>. When C<tail> becomes 0, C<head> and the three
+arena words are set to 0.
+
+=item Slot
+
+    offset type  field  meaning
+    ------ ----  -----  -------------------------------------------------
+         0 u32   off    offset of the item's bytes from arena_off,
+                        a multiple of 8
+         4 u32   len    length in bytes, below 2**31
+         8 u32   meta   bit 0: the UTF-8 flag; bits 1 and 2: zero;
+                        bits 3 to 31: the wrap waste charged to the item
+                        (a multiple of 8, so meta is simply waste | flag)
+        12 u32   spare  zero, reserved
+
+The item's bytes are the C<len> bytes at C<arena_off + off>, in one piece
+and without a header; C<off + len> never exceeds C<usable>.
+
+=item Arena
+
+Each item is charged C<len> rounded up to a multiple of 8, plus its waste.
+The charges of the items, in queue order, form one circular span of the
+arena that starts at C<arena_rd>, is C<arena_used> bytes long and ends at
+C<arena_wr>, so C<(arena_rd + arena_used) % usable == arena_wr>; all three
+are multiples of 8, and C<arena_used == usable> (with
+C<arena_rd == arena_wr>) is a full arena.
+
+A push at the back puts the item at C<arena_wr> if it fits before the end
+of the arena (or, when the span already wraps around, in the gap up to
+C<arena_rd>); otherwise at offset 0 if it fits before C<arena_rd>, with the
+C<usable - arena_wr> bytes skipped at the end as its waste, which then lies
+before its bytes in the span. A push at the front puts the item just below
+C<arena_rd> if it fits there; otherwise, if it fits after C<arena_wr>, at
+C<usable> minus its aligned length, with the C<arena_rd> bytes at the start of the arena as its waste,
+after its bytes in the span. Either way C<arena_used> grows by the charge.
+A pop from the front advances C<arena_rd> by the front item's charge; a pop
+from the back moves C<arena_wr> back by the back item's charge; both reduce
+C<arena_used> by it, and an arena with nothing charged starts over at 0.
+
+=back
+
+A process that attaches takes the capacity and arena size from the header
+once, checks them, and never trusts later values in shared memory: an
+arena state that is not consistent as above makes pushes fail until the
+queue is empty, and a slot pointing outside the arena reads as no item.
 
 =head1 BENCHMARKS
 

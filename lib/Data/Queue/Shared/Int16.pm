@@ -6,6 +6,26 @@ use Data::Queue::Shared ();
 
 our $VERSION = '0.01';
 
+# `use Data::Queue::Shared::Int16;` enables the q_int16_* keywords in the
+# lexical scope being compiled (when they were built: see
+# $Data::Queue::Shared::HAVE_KEYWORDS); `no Data::Queue::Shared::Int16;`
+# disables them again.
+my $KEYWORDS = 'Data::Queue::Shared::Int16/keywords';
+
+sub import {
+    my $class = shift;
+    Data::Queue::Shared::_no_imports(__PACKAGE__, @_);
+    $^H{$KEYWORDS} = 1;
+    return;
+}
+
+sub unimport {
+    my $class = shift;
+    Data::Queue::Shared::_no_imports(__PACKAGE__, @_);
+    delete $^H{$KEYWORDS};
+    return;
+}
+
 1;
 
 __END__

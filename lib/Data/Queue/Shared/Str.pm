@@ -6,30 +6,59 @@ use Data::Queue::Shared ();
 
 our $VERSION = '0.01';
 
+# `use Data::Queue::Shared::Str;` enables the q_str_* keywords in the
+# lexical scope being compiled (when they were built: see
+# $Data::Queue::Shared::HAVE_KEYWORDS); `no Data::Queue::Shared::Str;`
+# disables them again.
+my $KEYWORDS = 'Data::Queue::Shared::Str/keywords';
+
+sub import {
+    my $class = shift;
+    Data::Queue::Shared::_no_imports(__PACKAGE__, @_);
+    $^H{$KEYWORDS} = 1;
+    return;
+}
+
+sub unimport {
+    my $class = shift;
+    Data::Queue::Shared::_no_imports(__PACKAGE__, @_);
+    delete $^H{$KEYWORDS};
+    return;
+}
+
 1;
 
 __END__
 
 =head1 NAME
 
-Data::Queue::Shared::Str - queue of strings in shared memory (not implemented yet)
+Data::Queue::Shared::Str - bounded deque of strings in shared memory
 
 =head1 SYNOPSIS
 
     use Data::Queue::Shared::Str;
 
-    my $q = Data::Queue::Shared::Str->new('/tmp/strq.shm', 1024);
+    # 1024 slots, a 1 MiB arena for the strings' bytes.
+    my $q = Data::Queue::Shared::Str->new('/tmp/strq.shm', 1024, 1 << 20);
     $q->push("hello");
-    my $msg = $q->pop;
+    $q->push_front("first");             # the other end
+    my $msg  = $q->pop;                  # "first"
+    my $last = $q->pop_back;             # "hello"
+    my @msgs = $q->pop_wait_multi(100, 1.5, 65536);
+    $q->unlink;
 
 =head1 DESCRIPTION
 
 Loading this module loads L<Data::Queue::Shared>, which defines the class.
 
-This class is still being written; for now its constructors croak
-C<not implemented>.
+Items are byte or character strings (the UTF-8 flag is kept), from the
+empty string up to the arena size; they can be pushed and popped at both
+ends. Every operation takes a short cross-process lock, so C<peek>,
+C<size>, C<clear> and the batch operations are exact.
 
-See L<Data::Queue::Shared> for the manual: constructors, methods, errors
-and the on-disk format.
+See L<Data::Queue::Shared/"Data::Queue::Shared::Str"> for this class's
+constructors, methods, arena rules, lock and errors, and
+L<Data::Queue::Shared> for what it shares with the integer queues and for
+the on-disk format.
 
 =cut

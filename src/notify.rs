@@ -1,0 +1,406 @@
+//! `Notifier`: an optional Linux eventfd (eventfd(2)) through which a
+//! producer wakes an event loop (EV, AnyEvent, a `select` loop) that waits
+//! for items.
+//!
+//! The eventfd belongs to one process's handle, never to the shared queue:
+//! each process either creates its own or adopts one it inherited across
+//! `fork` (or received over a socket). Notification is explicit: pushing
+//! never writes to the eventfd, so a producer can push a batch and notify
+//! once, and a queue nobody watches pays nothing.
+//!
+//! The fd is kept raw (DESIGN rule 7): Perl code may close it behind our
+//! back, so closing ignores `EBADF` and no `OwnedFd` ever asserts
+//! ownership. The state is one atomic word so that a handle shared between
+//! threads cannot tear it; see [`Notifier`].
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// `state` when no eventfd is set.
+const NONE: i64 = -1;
+/// Bit of `state` marking an fd this notifier created (and so closes).
+const OWNED: i64 = 1 << 32;
+
+/// The eventfd of one handle: none, one it created (closed on drop), or
+/// one the caller lent it (never closed).
+///
+/// # Examples
+///
+/// ```
+/// use data_queue_shared::Notifier;
+/// let n = Notifier::new();
+/// assert_eq!(n.fd(), None);
+/// assert!(!n.notify().unwrap()); // no eventfd: nothing to signal
+/// let fd = n.eventfd().unwrap();
+/// assert_eq!(n.eventfd().unwrap(), fd); // created once
+/// assert!(n.notify().unwrap());
+/// assert!(n.notify().unwrap());
+/// assert_eq!(n.consume().unwrap(), Some(2));
+/// assert_eq!(n.consume().unwrap(), Some(0)); // nothing pending
+/// ```
+#[derive(Debug)]
+pub struct Notifier {
+    /// `NONE`, or the fd in the low 32 bits plus `OWNED` when we created
+    /// it. One word, so the fd and its ownership always change together.
+    state: AtomicI64,
+}
+
+impl Default for Notifier {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn fd_of(state: i64) -> Option<RawFd> {
+    (state >= 0).then_some((state & 0xffff_ffff) as RawFd)
+}
+
+fn close_quietly(fd: RawFd) {
+    // SAFETY: closing a raw fd has no memory-safety requirements; EBADF
+    // (the user closed it from Perl already) is ignored on purpose.
+    unsafe { libc::close(fd) };
+}
+
+impl Notifier {
+    /// A notifier without an eventfd.
+    pub const fn new() -> Self {
+        Notifier {
+            state: AtomicI64::new(NONE),
+        }
+    }
+
+    /// The eventfd, if one is set.
+    pub fn fd(&self) -> Option<RawFd> {
+        fd_of(self.state.load(Ordering::Acquire))
+    }
+
+    /// The eventfd, creating it (non-blocking, close-on-exec, counter 0)
+    /// when none is set yet. Calling it again returns the same fd; so does
+    /// calling it after [`set_fd`](Self::set_fd).
+    ///
+    /// # Errors
+    /// `Error::Io` when `eventfd(2)` fails (for example `EMFILE`).
+    pub fn eventfd(&self) -> Result<RawFd> {
+        if let Some(fd) = self.fd() {
+            return Ok(fd);
+        }
+        // SAFETY: plain system call with constant flags.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(Error::last_os("eventfd"));
+        }
+        // SYNC POINT: the Release half of the install pairs with the
+        // Acquire loads in `fd`, `notify` and `consume` of other threads.
+        match self.state.compare_exchange(
+            NONE,
+            i64::from(fd) | OWNED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => Ok(fd),
+            Err(current) => {
+                // Another thread installed one first: use that one.
+                close_quietly(fd);
+                Ok(fd_of(current).unwrap_or(fd))
+            }
+        }
+    }
+
+    /// Use `fd` (for example an eventfd inherited across `fork`) as given.
+    /// The notifier never closes it. An eventfd this notifier created
+    /// before is closed, unless `fd` is that same fd, which then stays
+    /// as it was.
+    ///
+    /// # Errors
+    /// `Error::InvalidArgument` for a negative fd; `Error::Io` (`EBADF`)
+    /// when `fd` is not open.
+    pub fn set_fd(&self, fd: RawFd) -> Result<()> {
+        if fd < 0 {
+            return Err(Error::InvalidArgument(format!(
+                "fd {fd} is not a valid file descriptor"
+            )));
+        }
+        // SAFETY: F_GETFD only reads the descriptor flags.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+            return Err(Error::last_os(format!("fd {fd}")));
+        }
+        let mut old = self.state.load(Ordering::Acquire);
+        loop {
+            if fd_of(old) == Some(fd) {
+                return Ok(());
+            }
+            match self.state.compare_exchange_weak(
+                old,
+                i64::from(fd),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => old = now,
+            }
+        }
+        if old & OWNED != 0 {
+            if let Some(prev) = fd_of(old) {
+                close_quietly(prev);
+            }
+        }
+        Ok(())
+    }
+
+    /// Add 1 to the eventfd's counter, making it readable for every
+    /// process watching it. Returns `false` when no eventfd is set.
+    ///
+    /// # Errors
+    /// `Error::Io` when the write fails: `EBADF` when the fd was closed
+    /// behind the notifier's back, `EAGAIN` only when the counter is at
+    /// its maximum (it is then readable anyway).
+    pub fn notify(&self) -> Result<bool> {
+        let Some(fd) = self.fd() else {
+            return Ok(false);
+        };
+        let one: u64 = 1;
+        loop {
+            // SAFETY: writes 8 bytes from a live local.
+            let n = unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+            if n == 8 {
+                return Ok(true);
+            }
+            let e = io::Error::last_os_error();
+            if n < 0 && e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(short_or(n, e, fd, "write"));
+        }
+    }
+
+    /// Read and reset the eventfd's counter: `Some(n)` with the number of
+    /// notifications since the last call, `Some(0)` when none is pending,
+    /// `None` when no eventfd is set. An fd lent with
+    /// [`set_fd`](Self::set_fd) that is in blocking mode makes this wait
+    /// for a notification; the eventfds [`eventfd`](Self::eventfd) creates
+    /// never block.
+    ///
+    /// # Errors
+    /// `Error::Io` when the read fails (`EBADF`: the fd was closed behind
+    /// the notifier's back).
+    pub fn consume(&self) -> Result<Option<u64>> {
+        let Some(fd) = self.fd() else {
+            return Ok(None);
+        };
+        let mut count: u64 = 0;
+        loop {
+            // SAFETY: reads at most 8 bytes into a live local.
+            let n = unsafe { libc::read(fd, (&mut count as *mut u64).cast(), 8) };
+            if n == 8 {
+                return Ok(Some(count));
+            }
+            let e = io::Error::last_os_error();
+            if n < 0 {
+                match e.kind() {
+                    io::ErrorKind::Interrupted => continue,
+                    io::ErrorKind::WouldBlock => return Ok(Some(0)),
+                    _ => {}
+                }
+            }
+            return Err(short_or(n, e, fd, "read"));
+        }
+    }
+}
+
+/// The error for a failed (n < 0) or short eventfd transfer: an eventfd
+/// moves exactly 8 bytes, so a short one means `fd` is something else.
+fn short_or(n: isize, e: io::Error, fd: RawFd, what: &str) -> Error {
+    let e = if n < 0 {
+        e
+    } else {
+        io::Error::from_raw_os_error(libc::EINVAL)
+    };
+    Error::io(format!("eventfd {what} on fd {fd}"), e)
+}
+
+impl Drop for Notifier {
+    fn drop(&mut self) {
+        let s = *self.state.get_mut();
+        if s & OWNED != 0 {
+            if let Some(fd) = fd_of(s) {
+                close_quietly(fd);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Mutex, MutexGuard};
+
+    // The test harness runs tests on parallel threads, and a closed fd
+    // number is soon reused. So: these tests run one at a time (no other
+    // test in the crate makes eventfds, so "an eventfd is open at N" then
+    // means one of ours), and an fd that is closed on purpose lives at a
+    // high number, where the lowest-free rule never reuses it.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn serial() -> MutexGuard<'static, ()> {
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn is_eventfd(fd: RawFd) -> bool {
+        std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            .map(|p| p.to_string_lossy().contains("eventfd"))
+            .unwrap_or(false)
+    }
+
+    fn new_eventfd() -> RawFd {
+        // SAFETY: plain system call.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        assert!(fd >= 0);
+        fd
+    }
+
+    /// An eventfd at a number of 700 or more (see above).
+    fn high_eventfd() -> RawFd {
+        let low = new_eventfd();
+        // SAFETY: duplicates an open fd.
+        let high = unsafe { libc::fcntl(low, libc::F_DUPFD_CLOEXEC, 700) };
+        close_quietly(low);
+        assert!(high >= 700);
+        high
+    }
+
+    #[test]
+    fn eventfd_is_created_once_nonblocking_and_cloexec() {
+        let _g = serial();
+        let n = Notifier::new();
+        let fd = n.eventfd().unwrap();
+        assert_eq!(n.eventfd().unwrap(), fd);
+        assert_eq!(n.fd(), Some(fd));
+        assert!(is_eventfd(fd));
+        // SAFETY: flag queries on an open fd.
+        let (fl, fdfl) = unsafe {
+            (
+                libc::fcntl(fd, libc::F_GETFL),
+                libc::fcntl(fd, libc::F_GETFD),
+            )
+        };
+        assert_ne!(fl & libc::O_NONBLOCK, 0);
+        assert_ne!(fdfl & libc::FD_CLOEXEC, 0);
+    }
+
+    #[test]
+    fn notify_without_eventfd_is_a_no_op() {
+        let n = Notifier::new();
+        assert!(!n.notify().unwrap());
+        assert_eq!(n.consume().unwrap(), None);
+        assert_eq!(n.fd(), None);
+    }
+
+    #[test]
+    fn consume_returns_the_count_then_zero() {
+        let _g = serial();
+        let n = Notifier::new();
+        n.eventfd().unwrap();
+        for _ in 0..5 {
+            assert!(n.notify().unwrap());
+        }
+        assert_eq!(n.consume().unwrap(), Some(5));
+        assert_eq!(n.consume().unwrap(), Some(0));
+    }
+
+    #[test]
+    fn drop_closes_only_an_eventfd_it_created() {
+        let _g = serial();
+        let n = Notifier::new();
+        let created = n.eventfd().unwrap();
+        drop(n);
+        assert!(!is_eventfd(created));
+
+        let lent = new_eventfd();
+        let n = Notifier::new();
+        n.set_fd(lent).unwrap();
+        assert_eq!(n.eventfd().unwrap(), lent);
+        drop(n);
+        assert!(is_eventfd(lent));
+        close_quietly(lent);
+    }
+
+    #[test]
+    fn set_fd_replaces_and_closes_the_created_one() {
+        let _g = serial();
+        let n = Notifier::new();
+        let created = n.eventfd().unwrap();
+        let lent = high_eventfd();
+        n.set_fd(lent).unwrap();
+        assert_eq!(n.fd(), Some(lent));
+        assert!(!is_eventfd(created));
+        assert!(n.notify().unwrap());
+        let other = Notifier::new();
+        other.set_fd(lent).unwrap();
+        assert_eq!(other.consume().unwrap(), Some(1), "both see one counter");
+        drop((n, other));
+        assert!(is_eventfd(lent));
+        close_quietly(lent);
+    }
+
+    #[test]
+    fn set_fd_to_its_own_eventfd_keeps_it() {
+        let _g = serial();
+        let n = Notifier::new();
+        let fd = n.eventfd().unwrap();
+        n.set_fd(fd).unwrap();
+        assert!(is_eventfd(fd));
+        drop(n);
+        assert!(!is_eventfd(fd), "still owned, so closed on drop");
+    }
+
+    #[test]
+    fn set_fd_refuses_bad_fds() {
+        let _g = serial();
+        let n = Notifier::new();
+        assert!(matches!(n.set_fd(-1), Err(Error::InvalidArgument(_))));
+        let fd = high_eventfd();
+        close_quietly(fd);
+        let e = n.set_fd(fd).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EBADF));
+        assert_eq!(n.fd(), None);
+    }
+
+    #[test]
+    fn a_closed_fd_gives_ebadf_not_a_crash() {
+        let _g = serial();
+        let n = Notifier::new();
+        let fd = high_eventfd();
+        n.set_fd(fd).unwrap();
+        close_quietly(fd);
+        assert_eq!(n.notify().unwrap_err().raw_os_error(), Some(libc::EBADF));
+        assert_eq!(n.consume().unwrap_err().raw_os_error(), Some(libc::EBADF));
+
+        let owned = Notifier::new();
+        let fd = owned.eventfd().unwrap();
+        close_quietly(fd);
+        drop(owned); // closing it again: EBADF, ignored
+    }
+
+    #[test]
+    fn a_non_eventfd_short_read_is_an_error() {
+        let mut p = [0; 2];
+        // SAFETY: pipe2 writes two fds into the array.
+        assert_eq!(
+            unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) },
+            0
+        );
+        // SAFETY: writes one byte from a static.
+        assert_eq!(unsafe { libc::write(p[1], b"x".as_ptr().cast(), 1) }, 1);
+        let n = Notifier::new();
+        n.set_fd(p[0]).unwrap();
+        let e = n.consume().unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+        assert_eq!(n.consume().unwrap(), Some(0), "empty pipe: nothing pending");
+        drop(n);
+        close_quietly(p[0]);
+        close_quietly(p[1]);
+    }
+}
