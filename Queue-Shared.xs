@@ -19,6 +19,7 @@
 
 #define N_INT_CLASSES 3
 #define CLASS_STR 3
+#define CLASS_STR_NAME "Data::Queue::Shared::Str"
 
 static const char *const class_names[4] = {
     "Data::Queue::Shared::Int",
@@ -174,17 +175,33 @@ deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
     return dqs_deadline((double)t);
 }
 
+/* An integer to push: undef and plain references are refused, as for Str
+ * (undef is how pop says "empty"; a reference's address is no value);
+ * overloaded objects are numified. Runs get-magic exactly once. */
+PERL_STATIC_INLINE IV
+int_value(pTHX_ SV *sv, int ix, CV *cv, const char *kw)
+{
+    SvGETMAGIC(sv);
+    if (SvIOK(sv) && !SvROK(sv))
+        return SvIVX(sv);
+    if (!SvOK(sv))
+        croak("%s->%s: cannot push undef", CLASS(ix), WHO(cv, kw));
+    if (SvROK(sv) && !SvAMAGIC(sv))
+        croak("%s->%s: cannot push a reference (%" SVf ")", CLASS(ix), WHO(cv, kw), SVfARG(sv));
+    return SvIV_nomg(sv);
+}
+
 /* Convert every value first (may run Perl code or die: then nothing has
  * been enqueued), into a buffer freed at scope exit. */
 static int64_t *
-int_values(pTHX_ SV **svs, SSize_t n)
+int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
 {
     int64_t *buf;
     SSize_t i;
     Newx(buf, n > 0 ? n : 1, int64_t);
     SAVEFREEPV(buf);
     for (i = 0; i < n; i++)
-        buf[i] = (int64_t)SvIV(svs[i]);
+        buf[i] = (int64_t)int_value(aTHX_ svs[i], ix, cv, NULL);
     return buf;
 }
 
@@ -306,7 +323,7 @@ kw_int_push(pTHX_ int ix, const char *kw)
     SV *value = PL_stack_sp[0];
     IV v;
     SvGETMAGIC(self);
-    v = SvIV(value);
+    v = int_value(aTHX_ value, ix, NULL, kw);
     KW_RETURN2(boolSV(dqs_int_push(dqs_self_as(aTHX_ self, ix, NULL, kw), (int64_t)v) == DQS_DONE));
 }
 
@@ -566,7 +583,7 @@ push(self, value)
   PREINIT:
     IV v;
   PPCODE:
-    v = SvIV(value);
+    v = int_value(aTHX_ value, ix, cv, NULL);
     ST(0) = boolSV(dqs_int_push(dqs_self(aTHX_ self, ix, cv), (int64_t)v) == DQS_DONE);
     XSRETURN(1);
 
@@ -606,7 +623,7 @@ push_wait(self, value, timeout = NULL)
     DqsDeadline dl;
     int rc;
   PPCODE:
-    v = SvIV(value);
+    v = int_value(aTHX_ value, ix, cv, NULL);
     dl = deadline_arg(aTHX_ timeout, ix, cv);
     for (;;) {
         rc = dqs_int_push_wait(dqs_self(aTHX_ self, ix, cv), (int64_t)v, &dl);
@@ -654,7 +671,7 @@ push_multi(self, ...)
     int64_t *vals;
     size_t n = (size_t)(items - 1), done;
   PPCODE:
-    vals = int_values(aTHX_ &ST(1), (SSize_t)n);
+    vals = int_values(aTHX_ &ST(1), (SSize_t)n, ix, cv);
     done = dqs_int_push_multi(dqs_self(aTHX_ self, ix, cv), vals, n);
     XSprePUSH;
     PUSHu((UV)done);
@@ -675,7 +692,7 @@ push_wait_multi(self, timeout, ...)
     int rc;
   PPCODE:
     dl = deadline_arg(aTHX_ timeout, ix, cv);
-    vals = int_values(aTHX_ &ST(2), (SSize_t)n);
+    vals = int_values(aTHX_ &ST(2), (SSize_t)n, ix, cv);
     while (done < n) {
         DqsQueue *q = dqs_self(aTHX_ self, ix, cv);
         done += dqs_int_push_multi(q, vals + done, n - done);
@@ -1371,6 +1388,35 @@ drain(self, max_sv = NULL)
     if (want > 0)
         str_pop_list(aTHX_ dqs_self(aTHX_ self, CLASS_STR, cv), want, 0, 0);
     return;
+
+void
+lock_timeout(self, secs_sv = NULL)
+    SV *self
+    SV *secs_sv
+  PREINIT:
+    DqsQueue *q;
+    NV t;
+  PPCODE:
+    if (items > 1) {
+        SvGETMAGIC(secs_sv);
+        if (!SvOK(secs_sv))
+            t = -1.0;
+        else {
+            if (!looks_like_number(secs_sv))
+                croak("%s->%s: timeout must be a number of seconds, got '%" SVf "'", CLASS_STR_NAME,
+                      METHOD, SVfARG(secs_sv));
+            t = SvNV_nomg(secs_sv);
+            if (Perl_isnan(t) || t < 0)
+                croak("%s->%s: timeout must be a number of seconds, got %" NVgf, CLASS_STR_NAME,
+                      METHOD, t);
+        }
+        q = dqs_self(aTHX_ self, CLASS_STR, cv);
+        dqs_str_set_lock_timeout(q, (double)t);
+    }
+    q = dqs_self(aTHX_ self, CLASS_STR, cv);
+    t = dqs_str_lock_timeout(q);
+    ST(0) = t < 0 ? &PL_sv_undef : sv_2mortal(newSVnv(t));
+    XSRETURN(1);
 
 void
 pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)

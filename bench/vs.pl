@@ -1,31 +1,43 @@
 #!/usr/bin/env perl
 # Throughput of Data::Queue::Shared against the other Perl queues that are
-# installed, measured in the same run. Usage: perl -Mblib bench/vs.pl [N]
+# installed, measured in the same run.
+#
+#   perl -Mblib bench/vs.pl [N [RUNS]]
+#
+# N items per case (default 200000); with RUNS > 1 every case runs RUNS
+# times, interleaved with the other cases of its section, and the median
+# rate is shown (this machine class is noisy; 3 is a good value).
 use strict;
 use warnings;
-use Config;
 use POSIX ();
 use Time::HiRes qw(time);
 use File::Temp qw(tempdir);
 
 use Data::Queue::Shared;
 use Data::Queue::Shared::Int;
+use Data::Queue::Shared::Int32;
+use Data::Queue::Shared::Int16;
 use Data::Queue::Shared::Str;
 
 $| = 1;
-my $N   = shift // 200_000;
-$N =~ /^\d+$/ && $N > 0 or die "usage: $0 [N]\n";
+my $N    = shift // 200_000;
+my $RUNS = shift // 1;
+$N =~ /^\d+$/ && $N > 0 && $RUNS =~ /^\d+$/ && $RUNS > 0
+    or die "usage: $0 [N [RUNS]]\n";
 my $dir = tempdir(CLEANUP => 1);
 my $MSG = 'x' x 50;
-my @rows;
+my $B   = 100;    # batch size
 
-# MCE::Queue decides at import whether it talks to MCE workers, so MCE must
-# be loaded first.
+# MCE::Queue decides at import whether it talks to MCE workers (its
+# methods are bound then), so MCE must be loaded first and the import run.
+my %have;
 sub have {
     my $m = shift;
-    local $@;
-    eval { require MCE; 1 } if $m eq 'MCE::Queue';
-    eval "require $m; $m->import; 1";
+    return $have{$m} //= do {
+        local $@;
+        eval { require MCE; 1 } if $m eq 'MCE::Queue';
+        eval "require $m; $m->import; 1" ? 1 : 0;
+    };
 }
 
 sub rate { my ($n, $t) = @_; $t > 0 ? $n / $t : 0 }
@@ -37,269 +49,397 @@ sub fmt_rate {
     return sprintf '%.0f/s', $r;
 }
 
+sub median {
+    my @s = sort { $a <=> $b } @_;
+    @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
+}
+
+# A section is a title and cases [name, needed module or undef, code]. A
+# code ref returns a rate or dies with a short reason; a plain string
+# instead of code says why the peer has no row here. MCE::Queue's rate is
+# the 1.0x of the ratio column.
 sub section {
     my ($title, @cases) = @_;
     print "\n$title\n";
-    my (%rate, $mce);
+    my (%rates, @skips);
     for my $c (@cases) {
         my ($name, $need, $code) = @$c;
         if ($need && !have($need)) {
-            printf "  %-30s %12s\n", $name, "skipped ($need not installed)";
-            next;
+            push @skips, [$name, "$need not installed"];
+            $c = undef;
         }
-        print STDERR "  [$name]\n" if $ENV{DQS_BENCH_DEBUG};
-        my $r = eval { $code->() };
-        if (!defined $r) {
-            my $e = $@ || 'unavailable';
-            $e =~ s/\s+at \S+ line \d+.*//s;
-            $e =~ s/\n//g;
-            printf "  %-30s %12s\n", $name, "skipped ($e)";
-            next;
+        elsif (!ref $code) {
+            push @skips, [$name, $code];
+            $c = undef;
         }
-        $rate{$name} = $r;
-        $mce = $r if $name eq 'MCE::Queue';
     }
+    @cases = grep { defined } @cases;
+    my %failed;
+    for my $run (1 .. $RUNS) {
+        for my $c (@cases) {
+            my ($name, undef, $code) = @$c;
+            next if $failed{$name};
+            print STDERR "  [$name]\n" if $ENV{DQS_BENCH_DEBUG};
+            my $r = eval { $code->() };
+            if (!defined $r) {
+                my $e = $@ || 'unavailable';
+                $e =~ s/\s+at \S+ line \d+.*//s;
+                $e =~ s/\n//g;
+                $failed{$name} = $e;
+                next;
+            }
+            push @{ $rates{$name} }, $r;
+        }
+    }
+    my %rate = map { $_ => median(@{ $rates{$_} }) } keys %rates;
+    my $mce = $rate{'MCE::Queue'};
     for my $name (sort { $rate{$b} <=> $rate{$a} } keys %rate) {
-        my $ratio = $mce ? sprintf('%5.1fx', $rate{$name} / $mce) : '';
-        printf "  %-30s %12s  %s\n", $name, fmt_rate($rate{$name}), $ratio;
+        my $ratio = $mce ? sprintf('%6.1fx', $rate{$name} / $mce) : '';
+        printf "  %-34s %10s %s\n", $name, fmt_rate($rate{$name}), $ratio;
     }
+    push @skips, map { [$_, $failed{$_}] } sort keys %failed;
+    printf "  %-34s %s\n", $_->[0], substr("skipped: $_->[1]", 0, 40) for @skips;
 }
 
 # ---- single-process, interleaved push+pop ---------------------------------
 
 sub interleave {
-    my ($push, $pop, $v) = @_;
+    my ($push, $pop, $v, $n) = @_;
+    $n //= $N;
     my $t = time;
-    for (1 .. $N) { $push->($v); $pop->() }
+    for (1 .. $n) { $push->($v); $pop->() }
+    rate($n, time - $t);
+}
+
+sub our_single {
+    my ($class, $v) = @_;
+    my $q = $class->new(undef, 1024);
+    my $t = time;
+    for (1 .. $N) { $q->push($v); $q->pop }
     rate($N, time - $t);
 }
 
-sub our_int_single {
-    my $q = Data::Queue::Shared::Int->new(undef, 1024);
-    my $t = time;
-    for my $i (1 .. $N) { $q->push($i); $q->pop }
-    rate($N, time - $t);
+# The keyword forms exist only when XS::Parse::Keyword was there at build
+# time, and a keyword is a syntax error where it is not enabled, so their
+# loops are compiled from strings, under `use Data::Queue::Shared::Int;`
+# (which enables the keywords in that scope), and only when they exist.
+my %keyword;
+if ($Data::Queue::Shared::HAVE_KEYWORDS) {
+    for my $k (qw(Int Int32 Int16 Str)) {
+        my $lc = lc $k;
+        my $v = $k eq 'Str' ? '$MSG' : '42';
+        my $code = eval qq{
+            use Data::Queue::Shared::$k;
+            sub {
+                my \$q = Data::Queue::Shared::${k}->new(undef, 1024);
+                my \$t = time;
+                for (1 .. \$N) { q_${lc}_push \$q, $v; q_${lc}_pop \$q }
+                rate(\$N, time - \$t);
+            };
+        };
+        if ($code) { $keyword{$k} = $code }
+        else { (my $e = $@) =~ s/\n.*//s; $keyword{$k} = "does not compile: $e" }
+    }
 }
 
-sub our_str_single {
-    my $q = Data::Queue::Shared::Str->new(undef, 1024);
-    my $t = time;
-    for my $i (1 .. $N) { $q->push($MSG); $q->pop }
-    rate($N, time - $t);
+sub kw_case {
+    my ($k) = @_;
+    my $name = $k eq 'Str' ? "Shared::Str keyword q_str_*" : "Shared::$k keyword q_\L$k\E_*";
+    [$name, undef, $keyword{$k} // 'keywords not built'];
 }
 
 sub mce_single {
     my $v = shift;
-    require MCE::Queue;
     my $q = MCE::Queue->new;
     interleave(sub { $q->enqueue($_[0]) }, sub { $q->dequeue_nb }, $v);
 }
 
 sub tq_single {
     my $v = shift;
-    require Thread::Queue;
     my $q = Thread::Queue->new;
     interleave(sub { $q->enqueue($_[0]) }, sub { $q->dequeue_nb }, $v);
 }
 
+sub sysv_queue {
+    require IPC::SysV;
+    IPC::Msg->new(IPC::SysV::IPC_PRIVATE(), 0600) or die "msgget: $!\n";
+}
+
 sub sysv_single {
     my $v = shift;
-    require IPC::SysV;
-    require IPC::Msg;
-    my $q = IPC::Msg->new(IPC::SysV::IPC_PRIVATE(), 0600) or die "msgget: $!\n";
+    my $q = sysv_queue();
     my $buf;
     my $r = eval {
         interleave(sub { $q->snd(1, $_[0]) or die "msgsnd: $!\n" },
             sub { $q->rcv($buf, 4096, 0, IPC::SysV::IPC_NOWAIT()) }, $v);
     };
     $q->remove;
-    $r;
+    $r // die $@;
+}
+
+sub mq_open {
+    my $name = "/dqs-bench-$$-" . int(rand 1e9);
+    my $q = POSIX::RT::MQ->open($name, POSIX::O_RDWR() | POSIX::O_CREAT(), 0600,
+        { mq_maxmsg => 8, mq_msgsize => 256 }) or die "mq_open: $!\n";
+    ($q, $name);
 }
 
 sub mq_single {
     my $v = shift;
-    require POSIX::RT::MQ;
-    my $name = "/dqs-bench-$$";
-    my $q = POSIX::RT::MQ->open($name, POSIX::O_RDWR() | POSIX::O_CREAT(), 0600,
-        { mq_maxmsg => 8, mq_msgsize => 256 }) or die "mq_open: $!\n";
-    my $r = interleave(sub { $q->send($_[0]) }, sub { $q->receive }, $v);
+    my ($q, $name) = mq_open();
+    my $r = eval { interleave(sub { $q->send($_[0]) }, sub { $q->receive }, $v) };
     POSIX::RT::MQ->unlink($name);
-    $r;
+    $r // die $@;
 }
+
+# Forks::Queue and IPC::Transit move a few thousand items a second; they
+# get fewer items so the run stays short (rates are per second anyway).
+sub small { my $cap = shift; $N > $cap ? $cap : $N }
 
 sub forks_single {
     my $v = shift;
-    require Forks::Queue;
     my $q = Forks::Queue->new(impl => 'Shmem');
-    my $n = $N > 5000 ? 5000 : $N;
-    my $t = time;
-    for (1 .. $n) { $q->put($v); $q->get_nb }
-    rate($n, time - $t);
+    interleave(sub { $q->put($_[0]) }, sub { $q->get_nb }, $v, small(5000));
 }
 
 sub transit_single {
     my $v = shift;
-    require IPC::Transit;
     my $qn = "dqs_bench_$$";
-    my $n = $N > 20000 ? 20000 : $N;
-    my $t = time;
-    for (1 .. $n) {
-        IPC::Transit::send(qname => $qn, message => { v => $v });
-        IPC::Transit::receive(qname => $qn, nonblock => 1);
-    }
-    rate($n, time - $t);
+    interleave(sub { IPC::Transit::send(qname => $qn, message => { v => $_[0] }) },
+        sub { IPC::Transit::receive(qname => $qn, nonblock => 1) }, $v, small(20000));
 }
 
 # ---- batches ---------------------------------------------------------------
 
-sub our_batch {
-    my $q = Data::Queue::Shared::Int->new(undef, 1024);
-    my @b = (1 .. 100);
-    my $rounds = int($N / 100) || 1;
+sub batch_loop {
+    my ($push, $pop, $n) = @_;
+    my @b = (1 .. $B);
+    my $rounds = int(($n // $N) / $B) || 1;
     my $t = time;
-    for (1 .. $rounds) { $q->push_multi(@b); my @x = $q->pop_multi(100) }
-    rate($rounds * 100, time - $t);
+    for (1 .. $rounds) { $push->(@b); my @x = $pop->() }
+    rate($rounds * $B, time - $t);
+}
+
+sub our_batch {
+    my $q = shift->new(undef, 1024);
+    my @b = (1 .. $B);
+    my $rounds = int($N / $B) || 1;
+    my $t = time;
+    for (1 .. $rounds) { $q->push_multi(@b); my @x = $q->pop_multi($B) }
+    rate($rounds * $B, time - $t);
 }
 
 sub mce_batch {
-    require MCE::Queue;
     my $q = MCE::Queue->new;
-    my @b = (1 .. 100);
-    my $rounds = int($N / 100) || 1;
-    my $t = time;
-    for (1 .. $rounds) { $q->enqueue(@b); my @x = $q->dequeue_nb(100) }
-    rate($rounds * 100, time - $t);
+    batch_loop(sub { $q->enqueue(@_) }, sub { $q->dequeue_nb($B) });
+}
+
+sub tq_batch {
+    my $q = Thread::Queue->new;
+    batch_loop(sub { $q->enqueue(@_) }, sub { $q->dequeue_nb($B) });
+}
+
+sub forks_batch {
+    my $q = Forks::Queue->new(impl => 'Shmem');
+    batch_loop(sub { $q->put(@_) }, sub { $q->get_nb($B) }, small(20000));
 }
 
 # ---- cross-process, 1 producer + 1 consumer --------------------------------
 
-# Fork a producer running $produce; the parent consumes $N items with
-# $consume (which returns true per item); the rate is items per second of
-# wall time from the fork to the last item.
+# Fork a producer running $produce; the parent consumes $n items with
+# $consume (which returns how many it took); the rate is items per second
+# of wall time from the fork to the last item.
 sub cross {
-    my ($produce, $consume) = @_;
+    my ($produce, $consume, $n) = @_;
+    $n //= $N;
     my $t = time;
-    my $pid = fork // die "fork: $!";
-    if (!$pid) { eval { $produce->() }; POSIX::_exit(0) }
+    my $pid = fork // die "fork: $!\n";
+    if (!$pid) { eval { $produce->($n) }; POSIX::_exit(0) }
     my $got = 0;
     local $SIG{ALRM} = sub { kill 'KILL', $pid; die "timed out\n" };
     alarm 120;
-    while ($got < $N) { $got += $consume->() }
+    while ($got < $n) { $got += $consume->() }
     alarm 0;
     waitpid $pid, 0;
-    rate($N, time - $t);
+    rate($n, time - $t);
 }
 
-sub our_int_cross {
+sub our_cross {
+    my ($class, $v) = @_;
+    my $q = $class->new(undef, 4096);
+    cross(sub { $q->push_wait($v) for 1 .. $_[0] }, sub { defined($q->pop_wait) ? 1 : 0 });
+}
+
+sub our_cross_batch {
     my $q = Data::Queue::Shared::Int->new(undef, 4096);
-    cross(sub { $q->push_wait($_) for 1 .. $N }, sub { defined($q->pop_wait) ? 1 : 0 });
-}
-
-sub our_int_cross_batch {
-    my $q = Data::Queue::Shared::Int->new(undef, 4096);
-    cross(sub { my $i = 0; while ($i < $N) { my $e = $i + 100 > $N ? $N : $i + 100;
-                $q->push_wait_multi(-1, $i + 1 .. $e); $i = $e } },
-          sub { scalar(my @x = $q->pop_wait_multi(256)) });
-}
-
-sub our_str_cross {
-    my $q = Data::Queue::Shared::Str->new(undef, 4096);
-    cross(sub { $q->push_wait($MSG) for 1 .. $N }, sub { defined($q->pop_wait) ? 1 : 0 });
+    cross(sub {
+              my $n = shift;
+              for (my $i = 0; $i < $n; $i += $B) {
+                  my $e = $i + $B > $n ? $n : $i + $B;
+                  $q->push_wait_multi(-1, $i + 1 .. $e);
+              }
+          },
+          sub { scalar(my @x = $q->pop_wait_multi(2 * $B)) });
 }
 
 # MCE::Queue is shared between an MCE manager and its workers (not across a
 # bare fork), so its producer is one MCE worker and the manager consumes.
+# Each enqueue from a worker is a message to the manager. MCE::Queue's
+# `fast` option is a no-op since MCE 1.867, so the fair comparisons are
+# item by item (the 1.0x rows) and batch against batch.
 sub mce_cross {
-    my $v = shift;
-    require MCE;
-    require MCE::Queue;
+    my ($v, $batch) = @_;
     my $q = MCE::Queue->new;
-    my $mce = MCE->new(max_workers => 1, user_func => sub { $q->enqueue($v) for 1 .. $N });
+    my $mce = MCE->new(max_workers => 1, user_func => sub {
+        if ($batch) {
+            my @b = ($v) x $B;
+            for (my $i = 0; $i < $N; $i += $B) {
+                $q->enqueue($i + $B > $N ? @b[0 .. $N - $i - 1] : @b);
+            }
+        }
+        else { $q->enqueue($v) for 1 .. $N }
+    });
     my $t = time;
     local $SIG{ALRM} = sub { die "timed out\n" };
     alarm 120;
     $mce->run(0);
     my $got = 0;
-    while ($got < $N) { $got++ if defined $q->dequeue }
+    if ($batch) { while ($got < $N) { $got += my @x = $q->dequeue($B) } }
+    else        { while ($got < $N) { $got++ if defined $q->dequeue } }
     alarm 0;
     my $r = rate($N, time - $t);
     $mce->shutdown;
     $r;
 }
 
+# Thread::Queue works between threads, not processes: its producer is a
+# thread. threads must be loaded before threads::shared (and would switch
+# MCE to threads), so it runs in a fresh perl.
+sub tq_cross {
+    my $v = shift;
+    my $code = <<'EOC';
+use strict; use warnings; use threads; use Thread::Queue; use Time::HiRes qw(time);
+my ($n, $v) = @ARGV;
+my $q = Thread::Queue->new;
+my $t = time;
+my $thr = threads->create(sub { $q->enqueue($v) for 1 .. $n; return });
+my $got = 0;
+while ($got < $n) { $got++ if defined $q->dequeue }
+$thr->join;
+printf "%.3f\n", $n / (time - $t);
+EOC
+    open my $fh, '-|', $^X, '-e', $code, $N, $v or die "perl: $!\n";
+    my $out = do { local $/; <$fh> } // '';
+    close $fh or die "threads unavailable\n";
+    $out =~ /^([\d.]+)$/m or die "no result\n";
+    $1;
+}
+
 sub sysv_cross {
     my $v = shift;
-    require IPC::SysV;
-    require IPC::Msg;
-    my $q = IPC::Msg->new(IPC::SysV::IPC_PRIVATE(), 0600) or die "msgget: $!\n";
+    my $q = sysv_queue();
     my $buf;
-    my $r = eval { cross(sub { $q->snd(1, $v) for 1 .. $N }, sub { $q->rcv($buf, 4096) ? 1 : 0 }) };
+    my $r = eval { cross(sub { $q->snd(1, $v) for 1 .. $_[0] }, sub { $q->rcv($buf, 4096) ? 1 : 0 }) };
     $q->remove;
-    $r;
+    $r // die $@;
 }
 
 sub mq_cross {
     my $v = shift;
-    require POSIX::RT::MQ;
-    my $name = "/dqs-bench-x$$";
-    my $q = POSIX::RT::MQ->open($name, POSIX::O_RDWR() | POSIX::O_CREAT(), 0600,
-        { mq_maxmsg => 8, mq_msgsize => 256 }) or die "mq_open: $!\n";
-    my $r = cross(sub { $q->send($v) for 1 .. $N }, sub { defined($q->receive) ? 1 : 0 });
+    my ($q, $name) = mq_open();
+    my $r = eval { cross(sub { $q->send($v) for 1 .. $_[0] }, sub { defined($q->receive) ? 1 : 0 }) };
     POSIX::RT::MQ->unlink($name);
-    $r;
+    $r // die $@;
+}
+
+sub forks_cross {
+    my $v = shift;
+    my $q = Forks::Queue->new(impl => 'Shmem');
+    cross(sub { $q->put($v) for 1 .. $_[0] }, sub { defined($q->get) ? 1 : 0 }, small(2000));
+}
+
+sub transit_cross {
+    my $v = shift;
+    my $qn = "dqs_bench_x$$";
+    cross(sub { IPC::Transit::send(qname => $qn, message => { v => $v }) for 1 .. $_[0] },
+        sub { IPC::Transit::receive(qname => $qn) ? 1 : 0 }, small(20000));
 }
 
 # ---- run -------------------------------------------------------------------
 
-my $cpu = do {
-    open my $fh, '<', '/proc/cpuinfo';
-    my ($m) = $fh ? grep { /^model name/ } <$fh> : ();
-    $m ? ($m =~ /:\s*(.*)/)[0] : 'unknown CPU';
-};
-my $cores = () = do { open my $fh, '<', '/proc/cpuinfo'; $fh ? grep { /^processor/ } <$fh> : () };
+my ($cpu, $cores) = ('unknown CPU', 0);
+if (open my $fh, '<', '/proc/cpuinfo') {
+    for (<$fh>) {
+        $cpu = $1 if /^model name\s*:\s*(.*?)\s*$/ && $cpu eq 'unknown CPU';
+        $cores++ if /^processor\s*:/;
+    }
+}
+$cpu =~ s/\s+/ /g;
+$cpu = substr($cpu, 0, 40);
 my $kernel = (POSIX::uname())[2];
-printf "Data::Queue::Shared %s | %s | %d cores | perl %s | Linux %s | N=%d\n",
-    $Data::Queue::Shared::VERSION, $cpu, $cores, $^V, $kernel, $N;
-print "Rates are items per second; the last column is the ratio to MCE::Queue in this run.\n";
+print "Data::Queue::Shared $Data::Queue::Shared::VERSION, perl $^V, N=$N",
+    ($RUNS > 1 ? ", median of $RUNS runs" : ''), "\n";
+print "$cpu, $cores cores, Linux $kernel\n";
+print "Rates are items per second; the last column is the ratio to MCE::Queue\n";
 
-my $have_str = eval { Data::Queue::Shared::Str->new(undef, 2); 1 };
+my @peers_single = (
+    ['MCE::Queue',           'MCE::Queue',    'mce_single'],
+    ['Thread::Queue',        'Thread::Queue', 'tq_single'],
+    ['IPC::Msg (SysV)',      'IPC::Msg',      'sysv_single'],
+    ['POSIX::RT::MQ',        'POSIX::RT::MQ', 'mq_single'],
+    ['Forks::Queue (Shmem)', 'Forks::Queue',  'forks_single'],
+    ['IPC::Transit',         'IPC::Transit',  'transit_single'],
+);
+my @peers_cross = (
+    ['MCE::Queue',                     'MCE::Queue',    'mce_cross'],
+    ['Thread::Queue (2 threads)',      'Thread::Queue', 'tq_cross'],
+    ['IPC::Msg (SysV)',                'IPC::Msg',      'sysv_cross'],
+    ['POSIX::RT::MQ',                  'POSIX::RT::MQ', 'mq_cross'],
+    ['Forks::Queue (Shmem)',           'Forks::Queue',  'forks_cross'],
+    ['IPC::Transit',                   'IPC::Transit',  'transit_cross'],
+);
+
+sub peers {
+    my ($list, $v) = @_;
+    no strict 'refs';
+    map {
+        my ($name, $need, $f) = @$_;
+        [$name, $need, sub { &$f($v) }];
+    } @$list;
+}
 
 section('SINGLE-PROCESS INTEGER PUSH+POP (interleaved)',
-    ['Data::Queue::Shared::Int', undef, \&our_int_single],
-    ['MCE::Queue', 'MCE::Queue', sub { mce_single(42) }],
-    ['Thread::Queue', 'Thread::Queue', sub { tq_single(42) }],
-    ['IPC::Msg (SysV)', 'IPC::Msg', sub { sysv_single(42) }],
-    ['POSIX::RT::MQ', 'POSIX::RT::MQ', sub { mq_single(42) }],
-    ['Forks::Queue (Shmem)', 'Forks::Queue', sub { forks_single(42) }],
-    ['IPC::Transit', 'IPC::Transit', sub { transit_single(42) }],
+    (map { ["Data::Queue::Shared::$_", undef, do { my $c = "Data::Queue::Shared::$_"; sub { our_single($c, 42) } }] }
+        qw(Int Int32 Int16)),
+    (map { kw_case($_) } qw(Int Int32 Int16)),
+    peers(\@peers_single, 42),
 );
 
 section('SINGLE-PROCESS STRING PUSH+POP (~50B, interleaved)',
-    ['Data::Queue::Shared::Str', undef, sub { $have_str ? our_str_single() : die "not built\n" }],
-    ['MCE::Queue', 'MCE::Queue', sub { mce_single($MSG) }],
-    ['Thread::Queue', 'Thread::Queue', sub { tq_single($MSG) }],
-    ['IPC::Msg (SysV)', 'IPC::Msg', sub { sysv_single($MSG) }],
-    ['POSIX::RT::MQ', 'POSIX::RT::MQ', sub { mq_single($MSG) }],
-    ['Forks::Queue (Shmem)', 'Forks::Queue', sub { forks_single($MSG) }],
-    ['IPC::Transit', 'IPC::Transit', sub { transit_single($MSG) }],
+    ['Data::Queue::Shared::Str', undef, sub { our_single('Data::Queue::Shared::Str', $MSG) }],
+    kw_case('Str'),
+    peers(\@peers_single, $MSG),
 );
 
-section('BATCH PUSH+POP (100 per batch, integers)',
-    ['Shared::Int push_multi', undef, \&our_batch],
-    ['MCE::Queue', 'MCE::Queue', \&mce_batch],
+section("BATCH PUSH+POP ($B per batch, integers)",
+    ['Shared::Int push_multi+pop_multi',   undef, sub { our_batch('Data::Queue::Shared::Int') }],
+    ['Shared::Int16 push_multi+pop_multi', undef, sub { our_batch('Data::Queue::Shared::Int16') }],
+    ['MCE::Queue',           'MCE::Queue',    \&mce_batch],
+    ['Thread::Queue',        'Thread::Queue', \&tq_batch],
+    ['Forks::Queue (Shmem)', 'Forks::Queue',  \&forks_batch],
+    ['IPC::Msg (SysV)',      'IPC::Msg',      'no batch API'],
+    ['POSIX::RT::MQ',        'POSIX::RT::MQ', 'no batch API'],
+    ['IPC::Transit',         'IPC::Transit',  'no batch API'],
 );
 
 section('CROSS-PROCESS (1 producer + 1 consumer, integers)',
-    ['Shared::Int', undef, \&our_int_cross],
-    ['Shared::Int (batches of 100)', undef, \&our_int_cross_batch],
-    ['MCE::Queue', 'MCE::Queue', sub { mce_cross(42) }],
-    ['IPC::Msg (SysV)', 'IPC::Msg', sub { sysv_cross(42) }],
-    ['POSIX::RT::MQ', 'POSIX::RT::MQ', sub { mq_cross(42) }],
+    ['Shared::Int',                  undef, sub { our_cross('Data::Queue::Shared::Int', 42) }],
+    ["Shared::Int (batches of $B)",  undef, \&our_cross_batch],
+    ["MCE::Queue (batches of $B)", 'MCE::Queue', sub { mce_cross(42, 1) }],
+    peers(\@peers_cross, 42),
 );
 
 section('CROSS-PROCESS (1 producer + 1 consumer, ~50B strings)',
-    ['Shared::Str', undef, sub { $have_str ? our_str_cross() : die "not built\n" }],
-    ['MCE::Queue', 'MCE::Queue', sub { mce_cross($MSG) }],
-    ['IPC::Msg (SysV)', 'IPC::Msg', sub { sysv_cross($MSG) }],
-    ['POSIX::RT::MQ', 'POSIX::RT::MQ', sub { mq_cross($MSG) }],
+    ['Shared::Str', undef, sub { our_cross('Data::Queue::Shared::Str', $MSG) }],
+    peers(\@peers_cross, $MSG),
 );

@@ -491,6 +491,37 @@ pub unsafe extern "C" fn dqs_int_push(q: *const DqsQueue, v: i64) -> c_int {
     with_int!(q, iq => iq.push(Element::from_i64(v)), false) as c_int
 }
 
+/// The Str handle's lock timeout in seconds, or a negative number when
+/// its non-blocking calls wait as long as the lock holder lives (the
+/// default; also the answer for an integer handle).
+///
+/// # Safety
+/// `q` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_lock_timeout(q: *const DqsQueue) -> f64 {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    str_queue(q)
+        .and_then(|sq| sq.lock_timeout())
+        .unwrap_or(-1.0)
+}
+
+/// Set the Str handle's lock timeout: how long its non-blocking calls wait
+/// for a lock held by a live process before they give up (returning
+/// `DQS_NONE` or 0 items with `errno` = `ETIMEDOUT`). Negative, infinite or
+/// NaN: wait as long as the holder lives. Does nothing on integer handles.
+///
+/// # Safety
+/// `q` is a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_set_lock_timeout(q: *const DqsQueue, secs: f64) {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    if let Some(sq) = str_queue(q) {
+        sq.set_lock_timeout(Some(secs));
+    }
+}
+
 /// Pop into `*out`. `DQS_DONE` or `DQS_NONE` (empty).
 ///
 /// # Safety

@@ -4,6 +4,7 @@
 
 use std::ffi::CStr;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::path::Path;
 
 use crate::error::Result;
@@ -209,18 +210,63 @@ impl<T: Element> IntQueue<T> {
 
     /// Push items from `vals` in order until one does not fit; returns how
     /// many were pushed. Wakes as many consumers as items pushed.
+    ///
+    /// Items are claimed in runs with one atomic step per run (see
+    /// [`Ring::try_push_batch`]); they are gathered from the iterator in
+    /// chunks of up to 256, so items the queue has no room for may have been
+    /// taken from the iterator without being pushed.
     pub fn push_multi(&self, vals: impl IntoIterator<Item = T>) -> usize {
-        let ring = self.ring();
-        let mut n = 0usize;
-        let mut full = false;
-        for v in vals {
-            if ring.try_push(v).is_err() {
-                full = true;
+        const CHUNK: usize = 256;
+        let mut it = vals.into_iter();
+        // Uninitialised: zeroing 2 KiB per call cost about 20 ns, a fifth of
+        // a 100-item batch.
+        let mut buf = [MaybeUninit::<T>::uninit(); CHUNK];
+        let mut total = 0usize;
+        loop {
+            let mut k = 0;
+            // `buf` first: zip stops without taking an item it cannot store.
+            for (b, v) in buf.iter_mut().zip(&mut it) {
+                b.write(v);
+                k += 1;
+            }
+            if k == 0 {
                 break;
             }
-            n += 1;
+            // SAFETY: the loop above initialised `buf[..k]`; T is Copy.
+            let chunk = unsafe { std::slice::from_raw_parts(buf.as_ptr().cast::<T>(), k) };
+            let n = self.push_run(chunk);
+            total += n;
+            if n < k {
+                self.region
+                    .header()
+                    .push_full
+                    .fetch_add(1, Ordering::Relaxed);
+                break;
+            }
+            if k < CHUNK {
+                break;
+            }
         }
-        if full {
+        self.consumers().wake(total.min(u32::MAX as usize) as u32);
+        total
+    }
+
+    /// Push `vals` in order until one does not fit; returns how many were
+    /// pushed. Wakes as many consumers as items pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let q = IntQueue::<i32>::anonymous(4).unwrap();
+    /// assert_eq!(q.push_slice(&[1, 2, 3, 4, 5]), 4);
+    /// let mut out = [0; 8];
+    /// assert_eq!(q.pop_multi(&mut out), 4);
+    /// assert_eq!(out[..4], [1, 2, 3, 4]);
+    /// ```
+    pub fn push_slice(&self, vals: &[T]) -> usize {
+        let n = self.push_run(vals);
+        if n < vals.len() {
             self.region
                 .header()
                 .push_full
@@ -230,20 +276,27 @@ impl<T: Element> IntQueue<T> {
         n
     }
 
-    /// Pop up to `out.len()` items into `out`; returns how many. Wakes as
-    /// many producers as slots freed.
-    pub fn pop_multi(&self, out: &mut [T]) -> usize {
+    /// Claim runs until `vals` is in or the ring is full; no wake, no stats.
+    #[inline]
+    fn push_run(&self, vals: &[T]) -> usize {
         let ring = self.ring();
         let mut n = 0usize;
-        while n < out.len() {
-            match ring.try_pop() {
-                Ok(v) => {
-                    out[n] = v;
-                    n += 1;
-                }
+        while n < vals.len() {
+            match ring.try_push_batch(&vals[n..]) {
+                Ok(m) => n += m,
                 Err(_) => break,
             }
         }
+        n
+    }
+
+    /// Pop up to `out.len()` items into `out`; returns how many. Wakes as
+    /// many producers as slots freed.
+    ///
+    /// Items are claimed in runs with one atomic step per run (see
+    /// [`Ring::try_pop_batch`]).
+    pub fn pop_multi(&self, out: &mut [T]) -> usize {
+        let n = self.pop_run(out);
         if n == 0 && !out.is_empty() {
             self.region
                 .header()
@@ -251,6 +304,20 @@ impl<T: Element> IntQueue<T> {
                 .fetch_add(1, Ordering::Relaxed);
         }
         self.producers().wake(n.min(u32::MAX as usize) as u32);
+        n
+    }
+
+    /// Claim runs until `out` is full or the ring is empty; no wake, no stats.
+    #[inline]
+    fn pop_run(&self, out: &mut [T]) -> usize {
+        let ring = self.ring();
+        let mut n = 0usize;
+        while n < out.len() {
+            match ring.try_pop_batch(&mut out[n..]) {
+                Ok(m) => n += m,
+                Err(_) => break,
+            }
+        }
         n
     }
 
@@ -281,13 +348,17 @@ impl<T: Element> IntQueue<T> {
 
     /// Remove every item; returns how many. Wakes every blocked producer.
     ///
-    /// Items are popped one by one (the ring stays lock-free), so a
+    /// Items are popped in runs (the ring stays lock-free), so a
     /// concurrent push may survive the clear.
     pub fn clear(&self) -> u64 {
-        let ring = self.ring();
+        let mut buf = [T::from_i64(0); 256];
         let mut n = 0u64;
-        while ring.try_pop().is_ok() {
-            n += 1;
+        loop {
+            let m = self.pop_run(&mut buf);
+            n += m as u64;
+            if m < buf.len() {
+                break;
+            }
         }
         self.region.header().cleared.fetch_add(n, Ordering::Relaxed);
         self.producers().wake_all();
@@ -344,5 +415,50 @@ impl<T: Element> IntQueue<T> {
     /// otherwise.
     pub fn unlink(&self) -> Result<()> {
         self.region.unlink()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn push_multi_stops_at_full_counts_it_once_and_keeps_order() {
+        let q = IntQueue::<i64>::anonymous(8).unwrap();
+        assert_eq!(q.push_multi(0..20), 8);
+        assert_eq!(q.push_multi([99]), 0);
+        let mut out = [0i64; 5];
+        assert_eq!(q.pop_multi(&mut out), 5);
+        assert_eq!(out, [0, 1, 2, 3, 4]);
+        assert_eq!(q.push_slice(&[8, 9, 10, 11, 12, 13]), 5);
+        let mut out = [0i64; 16];
+        assert_eq!(q.pop_multi(&mut out), 8);
+        assert_eq!(out[..8], [5, 6, 7, 8, 9, 10, 11, 12]);
+        assert_eq!(q.pop_multi(&mut out), 0);
+        assert_eq!(q.pop_multi(&mut []), 0);
+        let st = q.stats();
+        assert_eq!((st.push_ok, st.pop_ok), (13, 13));
+        assert_eq!((st.push_full, st.pop_empty), (3, 1));
+    }
+
+    #[test]
+    fn push_multi_crosses_its_chunk_size_and_pop_multi_takes_it_all() {
+        let q = IntQueue::<i16>::anonymous(1024).unwrap();
+        assert_eq!(q.push_multi((0..1000).map(|v| v as i16)), 1000);
+        let mut out = vec![0i16; 1500];
+        assert_eq!(q.pop_multi(&mut out), 1000);
+        assert!(out[..1000].iter().enumerate().all(|(i, &v)| v == i as i16));
+        assert_eq!(q.push_multi(std::iter::empty()), 0);
+        assert_eq!(q.stats().push_full, 0);
+    }
+
+    #[test]
+    fn clear_removes_more_than_one_run_and_counts_it() {
+        let q = IntQueue::<i32>::anonymous(1024).unwrap();
+        assert_eq!(q.push_multi(0..700), 700);
+        assert_eq!(q.clear(), 700);
+        assert!(q.is_empty());
+        let st = q.stats();
+        assert_eq!((st.push_ok, st.pop_ok), (700, 0));
     }
 }

@@ -123,7 +123,15 @@ pub struct Header {
     pub str_pop_ok: AtomicU64,
     /// Str: arena offset where the oldest item's bytes start.
     pub arena_rd: AtomicU64,
-    _pad1: [u64; 4],
+    /// Str commit journal, first half: the new `head`, `tail`, `arena_rd`
+    /// and `arena_wr` (see [`Header::journal`]).
+    pub jrnl_head: AtomicU64,
+    /// Journal: new `tail`.
+    pub jrnl_tail: AtomicU64,
+    /// Journal: new `arena_rd`.
+    pub jrnl_arena_rd: AtomicU64,
+    /// Journal: new `arena_wr`.
+    pub jrnl_arena_wr: AtomicU64,
 
     // ---- line 2: producer side ----
     /// Int: next position to push (monotonic). Str: items in the queue.
@@ -136,7 +144,12 @@ pub struct Header {
     pub arena_wr: AtomicU64,
     /// Str: arena bytes in use, wrap waste included.
     pub arena_used: AtomicU64,
-    _pad2: [u64; 3],
+    /// Journal: new `arena_used`.
+    pub jrnl_arena_used: AtomicU64,
+    /// Journal: new `str_push_ok`.
+    pub jrnl_push_ok: AtomicU64,
+    /// Journal: new `str_pop_ok`.
+    pub jrnl_pop_ok: AtomicU64,
 
     // ---- line 3: rarely written ----
     /// Consumers blocked in a wait (announced before they sample the queue).
@@ -149,7 +162,11 @@ pub struct Header {
     pub push_futex: AtomicU32,
     /// Str: the lock word (0 free, else owner pid; high bit = contended).
     pub lock: AtomicU32,
-    _pad3: u32,
+    /// Str: 1 while the `jrnl_*` words hold a complete new state that may
+    /// not be applied yet; 0 otherwise. A lock holder that finds 1 (its
+    /// predecessor died mid-commit) copies the journal over the live
+    /// fields first.
+    pub journal: AtomicU32,
     /// Crash recoveries performed (lock takeovers, slot repairs).
     pub recoveries: AtomicU64,
     /// Items removed by `clear` (Int: subtracted from pop_ok).
@@ -158,7 +175,9 @@ pub struct Header {
     pub lock_acquired: AtomicU64,
     /// Str: times the lock was found held and had to be waited for.
     pub lock_contended: AtomicU64,
-    _pad4: u64,
+    /// Str: the lock holder's tag, `pid << 32 | start time` (see lock.rs),
+    /// which tells a reused pid from the holder.
+    pub lock_owner: AtomicU64,
 }
 
 #[cfg(not(loom))]
@@ -168,6 +187,11 @@ const _: () = {
     assert!(std::mem::offset_of!(Header, head) == 64);
     assert!(std::mem::offset_of!(Header, tail) == 128);
     assert!(std::mem::offset_of!(Header, pop_waiters) == 192);
+    assert!(std::mem::offset_of!(Header, jrnl_head) == 96);
+    assert!(std::mem::offset_of!(Header, jrnl_arena_used) == 168);
+    assert!(std::mem::offset_of!(Header, lock) == 208);
+    assert!(std::mem::offset_of!(Header, journal) == 212);
+    assert!(std::mem::offset_of!(Header, lock_owner) == 248);
 };
 
 /// Geometry of a queue, computed with checked arithmetic from the request

@@ -24,17 +24,56 @@
 //! in 0 and calls `FUTEX_WAKE` only when the old word had the bit, so an
 //! uncontended lock/unlock pair makes no system call.
 //!
-//! Crash takeover (a holder killed while in the critical section) is not
-//! done here yet; [`owner_pid`] is the hook it will use.
+//! # Crash takeover
+//!
+//! A holder killed inside the critical section (SIGKILL, the OOM killer, a
+//! segfault) leaves its pid in the word. A waiter that has found the word
+//! unchanged through one poll interval ([`POLL_SECS`]; sleepers use a futex
+//! timeout of that length, so they re-check even when nobody wakes them)
+//! asks the kernel whether the owner still exists:
+//!
+//! * `kill(pid, 0)` failing with `ESRCH`: dead (and reaped);
+//! * `/proc/<pid>/stat` gone, or its state `Z` (zombie) or `X`: dead;
+//! * `T`/`t` (stopped, traced) and every other state: alive. A stopped
+//!   holder is never taken over; callers bound their wait with a deadline.
+//!
+//! PID reuse: right after its CAS the holder stores a tag, `pid << 32 |
+//! starttime`, in a second word (`lock_owner` in the header), where
+//! `starttime` is field 22 of `/proc/self/stat` (clock ticks since boot,
+//! low 32 bits), read once per process. When the tag names the word's pid
+//! but the process now using that pid started at another time, the holder
+//! is dead and the pid belongs to somebody else. In the few instructions
+//! between the CAS and the tag store the tag names the previous holder;
+//! then a process with that pid that started more than one tick after this
+//! waiter first saw the word cannot be the holder either. (The residue is a
+//! holder killed inside those few instructions whose pid is reused before
+//! any waiter looks: such a waiter waits until that unrelated process
+//! exits, never forever.)
+//!
+//! The dead word is replaced by one CAS `dead -> me | CONTENDED`, so exactly
+//! one waiter wins; it learns so through [`Acquired::recovered`] and repairs
+//! the protected state (see strq.rs) before using it. The contended bit is
+//! kept because other waiters may sleep on the word.
+//!
+//! Robust futexes (`set_robust_list`) would let the kernel mark the word
+//! itself, but glibc owns the one robust list each thread may register, the
+//! kernel matches thread ids (not pids) and the word format would have to
+//! follow the kernel's; pid polling needs none of that and costs nothing
+//! until a holder has been seen stuck for a poll interval.
+//!
+//! Pids are those of the caller's pid namespace: processes sharing a queue
+//! must share one.
 //!
 //! Everything takes a plain `&AtomicU32`, so the lock also works on a heap
 //! word (tests, the loom model).
 
-use std::sync::atomic::{AtomicBool, AtomicU32 as StdAtomicU32, Ordering as StdOrdering};
+use std::sync::atomic::{
+    AtomicBool, AtomicU32 as StdAtomicU32, AtomicU64 as StdAtomicU64, Ordering as StdOrdering,
+};
 use std::sync::Once;
 
-use crate::futex::{self, Deadline};
-use crate::sync::{spin_hint, AtomicU32, Ordering};
+use crate::futex::{self, Deadline, WaitResult};
+use crate::sync::{spin_hint, AtomicU32, AtomicU64, Ordering};
 
 /// Set in the lock word while somebody may be sleeping on it.
 pub(crate) const CONTENDED: u32 = 0x8000_0000;
@@ -47,6 +86,31 @@ pub(crate) const PID_MASK: u32 = !CONTENDED;
 const SPIN: u32 = 100;
 #[cfg(loom)]
 const SPIN: u32 = 1;
+
+/// How long a sleeper waits on an unchanged lock word before it checks
+/// whether the owner still lives (and how often it checks afterwards). The
+/// takeover latency after a holder dies is at most about this, plus one
+/// `/proc` read.
+pub const POLL_SECS: f64 = 0.010;
+
+/// Why a bounded lock wait gave up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockFail {
+    /// The deadline passed with the lock still held by a live process.
+    TimedOut,
+    /// A signal arrived while sleeping (only when asked to report it).
+    Interrupted,
+}
+
+/// How the lock was taken.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Acquired {
+    /// The lock was found held and had to be waited for.
+    pub contended: bool,
+    /// The lock was taken over from a dead holder: the protected state may
+    /// be half updated and must be repaired before use.
+    pub recovered: bool,
+}
 
 /// The owner pid recorded in a lock word (0 when free).
 #[inline]
@@ -85,6 +149,98 @@ extern "C" fn forget_pid_in_child() {
     // Runs in the child right after fork(), single-threaded; an atomic
     // store is async-signal-safe.
     PID_CACHE.store(0, StdOrdering::Relaxed);
+    TAG_CACHE.store(0, StdOrdering::Relaxed);
+}
+
+static TAG_CACHE: StdAtomicU64 = StdAtomicU64::new(0);
+
+/// This process's owner tag: `pid << 32 | starttime` (low 32 bits of the
+/// clock-tick start time from `/proc/self/stat`, 0 without procfs). Cached
+/// like [`current_pid`] and forgotten in forked children.
+pub fn current_tag() -> u64 {
+    let pid = current_pid();
+    let t = TAG_CACHE.load(StdOrdering::Relaxed);
+    if t >> 32 == u64::from(pid) {
+        return t;
+    }
+    let start = proc_stat(pid).map_or(0, |s| s.start as u32);
+    let t = u64::from(pid) << 32 | u64::from(start);
+    if !NO_CACHE.load(StdOrdering::Relaxed) {
+        TAG_CACHE.store(t, StdOrdering::Relaxed);
+    }
+    t
+}
+
+/// The fields of `/proc/<pid>/stat` the liveness check uses.
+struct ProcStat {
+    state: u8,
+    start: u64,
+}
+
+/// `Err(true)` when the process does not exist, `Err(false)` when procfs
+/// cannot tell.
+fn proc_stat(pid: u32) -> Result<ProcStat, bool> {
+    let raw = match std::fs::read(format!("/proc/{pid}/stat")) {
+        Ok(r) => r,
+        Err(e) => return Err(e.kind() == std::io::ErrorKind::NotFound),
+    };
+    // "pid (comm) S ppid ...": comm may hold spaces and parentheses, so
+    // parse from the last ')'. Then field 3 (state) is the first word and
+    // field 22 (starttime) the twentieth.
+    let close = raw.iter().rposition(|&b| b == b')').ok_or(false)?;
+    let rest = std::str::from_utf8(&raw[close + 1..]).map_err(|_| false)?;
+    let mut f = rest.split_ascii_whitespace();
+    let state = f.next().and_then(|s| s.bytes().next()).ok_or(false)?;
+    let start = f.nth(18).and_then(|s| s.parse().ok()).ok_or(false)?;
+    Ok(ProcStat { state, start })
+}
+
+/// Clock ticks since boot now (the unit of `starttime`).
+fn boot_ticks() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    (ts.tv_sec as u64) * hz + (ts.tv_nsec as u64) * hz / 1_000_000_000
+}
+
+/// Whether the process that wrote lock word owner `pid` is certainly gone.
+/// `tag` is the owner tag read from shared memory; `since` the boot tick
+/// when this waiter first saw the word. See the module docs.
+pub fn owner_is_dead(pid: u32, tag: u64, since: u64) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: signal 0 only checks for existence; nothing is sent.
+    if unsafe { libc::kill(p, 0) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    {
+        return true;
+    }
+    let st = match proc_stat(pid) {
+        Ok(st) => st,
+        // Vanished between the two looks: dead. No procfs: kill said it
+        // exists, and that is all we know.
+        Err(gone) => return gone,
+    };
+    if matches!(st.state, b'Z' | b'X' | b'x') {
+        return true;
+    }
+    if tag >> 32 == u64::from(pid) {
+        // The tag is this holder's: a different start time means the pid
+        // was reused. A tag start of 0 means the holder had no procfs.
+        let t = tag as u32;
+        t != 0 && t != st.start as u32
+    } else {
+        st.start > since.saturating_add(1)
+    }
 }
 
 #[cold]
@@ -138,6 +294,141 @@ impl<'a> LockGuard<'a> {
             lock_slow(word, me);
         }
         (LockGuard { word }, contended)
+    }
+
+    /// Take the lock as this process, taking it over from a dead holder
+    /// (see the module docs), waiting at most until `deadline()` (computed
+    /// only when the lock is found held). `tag` is
+    /// the owner-tag word next to the lock word. With `interruptible`, a
+    /// signal that interrupts a sleep ends the wait with
+    /// [`LockFail::Interrupted`]; otherwise the wait goes on.
+    ///
+    /// # Errors
+    /// [`LockFail::TimedOut`] when the deadline passed with a live holder;
+    /// [`LockFail::Interrupted`] as above.
+    #[inline]
+    pub fn acquire_robust(
+        word: &'a AtomicU32,
+        tag: &AtomicU64,
+        deadline: impl FnOnce() -> Deadline,
+        interruptible: bool,
+    ) -> Result<(Self, Acquired), LockFail> {
+        let me = (current_pid() & PID_MASK).max(1);
+        // SYNC POINT: as in acquire_as.
+        let got = if word
+            .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+        {
+            Acquired::default()
+        } else {
+            lock_slow_robust(word, tag, me, &deadline(), interruptible)?
+        };
+        // Relaxed: read only by waiters judging a stuck holder, which is
+        // a heuristic on top of the word itself (see the module docs).
+        tag.store(current_tag(), Ordering::Relaxed);
+        Ok((LockGuard { word }, got))
+    }
+}
+
+/// The earlier of `d` and `secs` from now.
+fn earlier(d: &Deadline, secs: f64) -> Deadline {
+    let p = Deadline::after_secs(secs);
+    if d.forever != 0 || (p.sec, p.nsec) < (d.sec, d.nsec) {
+        p
+    } else {
+        *d
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn lock_slow_robust(
+    word: &AtomicU32,
+    tag: &AtomicU64,
+    me: u32,
+    deadline: &Deadline,
+    interruptible: bool,
+) -> Result<Acquired, LockFail> {
+    let mut got = Acquired {
+        contended: true,
+        recovered: false,
+    };
+    for _ in 0..SPIN {
+        spin_hint();
+        if word.load(Ordering::Relaxed) == 0
+            && word
+                .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok()
+        {
+            return Ok(got);
+        }
+    }
+    // The owner being watched, when we first saw it (boot ticks), and
+    // whether a whole poll interval has passed with it in the word.
+    let mut watched = 0u32;
+    let mut since = 0u64;
+    let mut stuck = false;
+    loop {
+        let cur = word.load(Ordering::Relaxed);
+        if cur == 0 {
+            if word
+                .compare_exchange(0, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok()
+            {
+                return Ok(got);
+            }
+            continue;
+        }
+        let owner = owner_pid(cur);
+        if owner != watched {
+            watched = owner;
+            since = boot_ticks();
+            stuck = false;
+        }
+        if stuck && owner_is_dead(owner, tag.load(Ordering::Relaxed), since) {
+            // SYNC POINT: SeqCst like the ordinary take; the dead holder's
+            // stores are in memory already. Only one waiter's CAS from this
+            // exact word value succeeds.
+            if word
+                .compare_exchange(cur, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok()
+            {
+                got.recovered = true;
+                return Ok(got);
+            }
+            continue;
+        }
+        let marked = cur | CONTENDED;
+        if cur != marked
+            && word
+                .compare_exchange(cur, marked, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            continue;
+        }
+        if deadline.expired() {
+            return Err(LockFail::TimedOut);
+        }
+        let until = earlier(deadline, POLL_SECS);
+        match futex::wait(word, marked, &until) {
+            WaitResult::Interrupted if interruptible => return Err(LockFail::Interrupted),
+            WaitResult::TimedOut => {
+                if deadline.expired() {
+                    // One last look before giving up.
+                    if word
+                        .compare_exchange(0, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+                        .is_ok()
+                    {
+                        return Ok(got);
+                    }
+                    return Err(LockFail::TimedOut);
+                }
+                if word.load(Ordering::Relaxed) == marked {
+                    stuck = true;
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -226,6 +517,47 @@ mod tests {
         let real = unsafe { libc::getpid() } as u32;
         assert_eq!(current_pid(), real);
         assert_eq!(current_pid(), real);
+    }
+
+    /// The pid of a child that has exited and been reaped.
+    fn dead_pid() -> u32 {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn a_live_process_is_alive_and_a_reaped_one_dead() {
+        let me = current_pid();
+        assert!(!owner_is_dead(me, current_tag(), boot_ticks()));
+        assert!(owner_is_dead(dead_pid(), 0, boot_ticks()));
+        // Our pid with a tag naming us but another start time: reused.
+        let wrong = u64::from(me) << 32 | u64::from((current_tag() as u32).wrapping_add(1));
+        assert!(owner_is_dead(me, wrong, boot_ticks()));
+    }
+
+    #[test]
+    fn a_dead_holder_is_taken_over_once() {
+        let w = AtomicU32::new(dead_pid() | CONTENDED);
+        let tag = AtomicU64::new(0);
+        let t0 = std::time::Instant::now();
+        let (g, got) = LockGuard::acquire_robust(&w, &tag, || Deadline::FOREVER, false).unwrap();
+        assert!(got.recovered && got.contended);
+        assert!(t0.elapsed().as_secs() < 5);
+        assert_eq!(owner_pid(w.load(Ordering::Relaxed)), current_pid());
+        assert_eq!(tag.load(Ordering::Relaxed), current_tag());
+        drop(g);
+        assert_eq!(w.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_live_holder_makes_a_bounded_wait_time_out() {
+        // Held by this very process (alive): never taken over.
+        let w = AtomicU32::new(current_pid());
+        let tag = AtomicU64::new(current_tag());
+        let r = LockGuard::acquire_robust(&w, &tag, || Deadline::after_secs(0.05), true);
+        assert_eq!(r.err(), Some(LockFail::TimedOut));
     }
 
     #[test]

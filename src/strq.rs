@@ -63,6 +63,44 @@
 //! item" (pop reports empty). No shared-memory value can cause a panic or an
 //! out-of-bounds access.
 //!
+//! # Crash safety
+//!
+//! A process may die (SIGKILL, OOM) anywhere while holding the lock. The
+//! next process that needs the lock takes it over (lock.rs: the kernel is
+//! asked whether the owner pid still lives, guarded against pid reuse) and
+//! counts it in `recoveries`. What it finds is consistent because of how an
+//! operation changes the queue:
+//!
+//! 1. A push first copies its bytes into arena space no item owns and
+//!    writes the slot just outside the live range. Until step 3 these are
+//!    invisible; a death here loses nothing (the item is absent and its
+//!    space is still free).
+//! 2. The whole new state (head, tail, arena_rd, arena_wr, arena_used and
+//!    the two counters: seven words) is written to a journal in spare
+//!    header words (`jrnl_*`), then `journal` is set to 1 (Release).
+//! 3. The seven live words are overwritten from the journal, then
+//!    `journal` is set back to 0 (Release), then the lock is released.
+//!
+//! Whoever takes the lock (taker-over or not) first looks at `journal`: 1
+//! means a holder died between 2 and 3, so the journal (complete, as the
+//! flag was set after it) is copied over the live words, which may be half
+//! applied. 0 means the live words are one committed state, and anything a
+//! dead holder wrote in step 1 lies in free space. So after any death every
+//! item is wholly present or wholly absent, the arena accounting matches
+//! the items, and the exact counters match too. (Pops write nothing but the
+//! state words: the bytes handed out are copied before the commit. An item
+//! a consumer popped and then died with is gone, as with any consumer that
+//! dies after a pop.) The `lock_acquired`, `lock_contended`, `cleared`,
+//! `push_full` and `pop_empty` statistics are outside the journal and may
+//! miss one count. The cost is nine extra stores per operation on cache
+//! lines the operation writes anyway.
+//!
+//! Deterministic crash points for tests: `DQS_TEST_KILL_POINT` (read when a
+//! handle is opened) set to `str_lock_held`, `str_after_bytes`,
+//! `str_after_journal` or `str_mid_apply` makes the handle's process
+//! SIGKILL itself there; `str_lock_stop` makes it SIGSTOP itself holding
+//! the lock.
+//!
 //! # Waiting
 //!
 //! Blocking calls use [`block_on`] with an attempt that takes the lock,
@@ -77,15 +115,16 @@
 
 use std::ffi::CStr;
 use std::path::Path;
+use std::sync::atomic::AtomicU64 as StdAtomicU64;
 
 use crate::arena::{align8, Arena};
 use crate::error::{Error, Result};
 use crate::futex::Deadline;
 use crate::layout::{Header, Variant, HEADER_SIZE, MAX_ITEM};
-use crate::lock::LockGuard;
+use crate::lock::{LockFail, LockGuard};
 use crate::region::{Region, Request};
 use crate::ring::Miss;
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::wait::{block_on, Side, Waited};
 use crate::Stats;
 
@@ -152,6 +191,91 @@ pub struct StrQueue {
     mask: u64,
     /// Usable arena bytes: `arena_cap` rounded down to a multiple of 8.
     usable: u64,
+    /// How long a non-blocking call waits for a held lock, in nanoseconds;
+    /// `u64::MAX` waits as long as the holder lives. Per handle.
+    lock_timeout_ns: StdAtomicU64,
+    /// Test hook: where this handle kills its own process (see
+    /// [`KillPoint`]).
+    kill_point: KillPoint,
+}
+
+/// Deterministic crash points for the crash-safety tests, chosen by the
+/// environment variable `DQS_TEST_KILL_POINT` when a handle is opened. At
+/// the named point the process sends itself SIGKILL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum KillPoint {
+    /// No hook (always, unless the variable is set).
+    None,
+    /// `str_lock_held`: right after taking the lock.
+    LockHeld,
+    /// `str_lock_stop`: right after taking the lock, SIGSTOP instead (the
+    /// operation goes on after SIGCONT).
+    LockStop,
+    /// `str_after_bytes`: a push has written its bytes and slot.
+    AfterBytes,
+    /// `str_after_journal`: the commit journal is complete and valid.
+    AfterJournal,
+    /// `str_mid_apply`: half of the new state is applied.
+    MidApply,
+}
+
+impl KillPoint {
+    fn from_env() -> Self {
+        match std::env::var_os("DQS_TEST_KILL_POINT") {
+            None => KillPoint::None,
+            Some(v) => match v.as_encoded_bytes() {
+                b"str_lock_held" => KillPoint::LockHeld,
+                b"str_lock_stop" => KillPoint::LockStop,
+                b"str_after_bytes" => KillPoint::AfterBytes,
+                b"str_after_journal" => KillPoint::AfterJournal,
+                b"str_mid_apply" => KillPoint::MidApply,
+                _ => KillPoint::None,
+            },
+        }
+    }
+
+    #[inline]
+    fn hit(self, here: KillPoint) {
+        if self != KillPoint::None && self == here {
+            self.fire();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fire(self) {
+        if self == KillPoint::LockStop {
+            // SAFETY: plain syscalls; we stop until somebody sends SIGCONT.
+            unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+            return;
+        }
+        {
+            // SAFETY: plain syscalls; SIGKILL cannot be caught, so the
+            // process ends here with whatever it holds.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+                loop {
+                    libc::pause();
+                }
+            }
+        }
+    }
+}
+
+/// Set `errno` (how a non-blocking call whose lock wait timed out says so
+/// through the C ABI and to Perl's `$!`).
+fn set_errno(e: i32) {
+    // SAFETY: __errno_location returns this thread's errno.
+    unsafe { *libc::__errno_location() = e };
+}
+
+/// A wait result whose attempt may have failed to take the lock.
+fn flatten<R>(w: Waited<std::result::Result<R, LockFail>>) -> Waited<R> {
+    match w {
+        Waited::Done(Ok(r)) => Waited::Done(r),
+        Waited::Done(Err(LockFail::TimedOut)) | Waited::TimedOut => Waited::TimedOut,
+        Waited::Done(Err(LockFail::Interrupted)) | Waited::Interrupted => Waited::Interrupted,
+    }
 }
 
 /// The lock held, with the queue state loaded from the header. Changes are
@@ -174,25 +298,82 @@ impl Drop for Locked<'_> {
             return;
         }
         let h = self.q.header();
-        // Plain Relaxed stores: every reader and writer of these fields
-        // holds the lock, whose release (the guard, dropped next) publishes
-        // them. `tail` is also read without the lock by `len`, which only
-        // wants a recent value.
-        h.head.store(self.head, Ordering::Relaxed);
-        h.tail.store(self.count, Ordering::Relaxed);
-        h.arena_rd.store(self.arena.rd, Ordering::Relaxed);
-        h.arena_wr.store(self.arena.wr, Ordering::Relaxed);
-        h.arena_used.store(self.arena.used, Ordering::Relaxed);
-        if self.pushed != 0 {
-            let v = h.str_push_ok.load(Ordering::Relaxed);
+        let kp = self.q.kill_point;
+        let new = [
+            self.head,
+            self.count,
+            self.arena.rd,
+            self.arena.wr,
+            self.arena.used,
             h.str_push_ok
-                .store(v.wrapping_add(self.pushed), Ordering::Relaxed);
-        }
-        if self.popped != 0 {
-            let v = h.str_pop_ok.load(Ordering::Relaxed);
+                .load(Ordering::Relaxed)
+                .wrapping_add(self.pushed),
             h.str_pop_ok
-                .store(v.wrapping_add(self.popped), Ordering::Relaxed);
+                .load(Ordering::Relaxed)
+                .wrapping_add(self.popped),
+        ];
+        // The commit (see "Crash safety" in the module docs): journal,
+        // mark it valid, apply, mark it spent. Plain Relaxed stores
+        // otherwise: every reader and writer of these fields holds the
+        // lock, whose release (the guard, dropped next) publishes them.
+        // `tail` is also read without the lock by `len`, which only wants
+        // a recent value.
+        for (w, v) in journal_words(h).into_iter().zip(new) {
+            w.store(v, Ordering::Relaxed);
         }
+        // SYNC POINT: Release orders the seven journal words before the
+        // flag for a taker-over that reads the flag (Acquire in `replay`).
+        h.journal.store(1, Ordering::Release);
+        kp.hit(KillPoint::AfterJournal);
+        for (i, (w, v)) in live_words(h).into_iter().zip(new).enumerate() {
+            w.store(v, Ordering::Relaxed);
+            if i == 2 {
+                kp.hit(KillPoint::MidApply);
+            }
+        }
+        // SYNC POINT: Release orders the applied state before the spent
+        // flag, for the same reader.
+        h.journal.store(0, Ordering::Release);
+    }
+}
+
+/// The live state words, in journal order.
+fn live_words(h: &Header) -> [&AtomicU64; 7] {
+    [
+        &h.head,
+        &h.tail,
+        &h.arena_rd,
+        &h.arena_wr,
+        &h.arena_used,
+        &h.str_push_ok,
+        &h.str_pop_ok,
+    ]
+}
+
+/// The journal words, in the same order as [`live_words`].
+fn journal_words(h: &Header) -> [&AtomicU64; 7] {
+    [
+        &h.jrnl_head,
+        &h.jrnl_tail,
+        &h.jrnl_arena_rd,
+        &h.jrnl_arena_wr,
+        &h.jrnl_arena_used,
+        &h.jrnl_push_ok,
+        &h.jrnl_pop_ok,
+    ]
+}
+
+/// Finish a commit that a dead holder left valid but not (fully) applied.
+/// Called with the lock held; one load when there is nothing to do.
+#[inline]
+fn replay(h: &Header) {
+    // SYNC POINT: Acquire pairs with the Release that marked the journal
+    // valid: all seven words are visible.
+    if h.journal.load(Ordering::Acquire) != 0 {
+        for (live, j) in live_words(h).into_iter().zip(journal_words(h)) {
+            live.store(j.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+        h.journal.store(0, Ordering::Release);
     }
 }
 
@@ -321,6 +502,9 @@ impl<'q> Locked<'q> {
             Ordering::Relaxed,
         );
         s.spare.store(0, Ordering::Relaxed);
+        // The bytes and the slot are in space no item owns yet; until the
+        // commit in `drop` they are invisible.
+        self.q.kill_point.hit(KillPoint::AfterBytes);
         self.arena = arena;
         self.count += 1;
         self.pushed += 1;
@@ -362,6 +546,8 @@ impl StrQueue {
             mask: g.capacity - 1,
             usable: g.arena_cap & !7,
             region,
+            lock_timeout_ns: StdAtomicU64::new(u64::MAX),
+            kill_point: KillPoint::from_env(),
         }
     }
 
@@ -435,17 +621,86 @@ impl StrQueue {
         unsafe { self.region.at(self.region.geometry().arena_off + off) }
     }
 
-    /// Take the lock and load the state, sanitised (see the module docs).
-    fn locked(&self) -> Locked<'_> {
+    /// How long non-blocking calls wait for a held lock: `None` (the
+    /// default) waits as long as the holder lives.
+    pub fn lock_timeout(&self) -> Option<f64> {
+        match self.lock_timeout_ns.load(Ordering::Relaxed) {
+            u64::MAX => None,
+            ns => Some(ns as f64 / 1e9),
+        }
+    }
+
+    /// Set how long non-blocking calls (`push`, `pop`, `peek`, the batch
+    /// calls, `clear`) wait for a lock held by a live process before they
+    /// give up: they then return false / `None` / 0 with `errno` set to
+    /// `ETIMEDOUT`. `None`, a negative, infinite or NaN value waits as
+    /// long as the holder lives. This handle only (not shared).
+    pub fn set_lock_timeout(&self, secs: Option<f64>) {
+        let ns = match secs {
+            Some(t) if (0.0..1.0e9).contains(&t) => (t * 1e9) as u64,
+            _ => u64::MAX,
+        };
+        self.lock_timeout_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// Take the lock for a non-blocking call, waiting at most the
+    /// handle's lock timeout. `None` (and `errno` = `ETIMEDOUT`) when that
+    /// passed with the lock still held by a live process.
+    #[inline]
+    fn locked(&self) -> Option<Locked<'_>> {
+        let ns = self.lock_timeout_ns.load(Ordering::Relaxed);
+        let r = self.lock_until(
+            || {
+                if ns == u64::MAX {
+                    Deadline::FOREVER
+                } else {
+                    Deadline::after_secs(ns as f64 / 1e9)
+                }
+            },
+            false,
+        );
+        match r {
+            Ok(l) => Some(l),
+            Err(_) => {
+                set_errno(libc::ETIMEDOUT);
+                None
+            }
+        }
+    }
+
+    /// After a non-blocking call found the queue full or empty: with a
+    /// lock timeout set, `errno` 0 tells this apart from a lock timeout.
+    #[inline]
+    fn missed(&self) {
+        if self.lock_timeout_ns.load(Ordering::Relaxed) != u64::MAX {
+            set_errno(0);
+        }
+    }
+
+    /// Take the lock (taking it over from a dead holder), waiting until
+    /// the deadline `deadline()` computes (only when the lock is found
+    /// held), and load the state, sanitised (see the module docs).
+    fn lock_until(
+        &self,
+        deadline: impl FnOnce() -> Deadline,
+        interruptible: bool,
+    ) -> std::result::Result<Locked<'_>, LockFail> {
         let h = self.header();
-        let (guard, contended) = LockGuard::acquire(&h.lock);
+        let (guard, got) =
+            LockGuard::acquire_robust(&h.lock, &h.lock_owner, deadline, interruptible)?;
+        self.kill_point.hit(KillPoint::LockHeld);
+        self.kill_point.hit(KillPoint::LockStop);
         // Counters only written under the lock: load + store is exact.
         let v = h.lock_acquired.load(Ordering::Relaxed);
         h.lock_acquired.store(v.wrapping_add(1), Ordering::Relaxed);
-        if contended {
+        if got.contended {
             let v = h.lock_contended.load(Ordering::Relaxed);
             h.lock_contended.store(v.wrapping_add(1), Ordering::Relaxed);
         }
+        if got.recovered {
+            h.recoveries.fetch_add(1, Ordering::Relaxed);
+        }
+        replay(h);
         let count = h.tail.load(Ordering::Relaxed).min(self.mask + 1);
         let head = h.head.load(Ordering::Relaxed) & self.mask;
         let arena = if count == 0 {
@@ -458,7 +713,7 @@ impl StrQueue {
                 used: h.arena_used.load(Ordering::Relaxed),
             }
         };
-        Locked {
+        Ok(Locked {
             q: self,
             head,
             count,
@@ -467,7 +722,7 @@ impl StrQueue {
             popped: 0,
             dirty: false,
             _guard: guard,
-        }
+        })
     }
 
     #[inline(always)]
@@ -512,11 +767,16 @@ impl StrQueue {
 
     fn push_at(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
         self.check(bytes.len())?;
-        let ok = self.locked().put(bytes, utf8, front);
+        let Some(mut l) = self.locked() else {
+            return Ok(false);
+        };
+        let ok = l.put(bytes, utf8, front);
+        drop(l);
         if ok {
             self.consumers().wake(1);
         } else {
             self.count_full();
+            self.missed();
         }
         Ok(ok)
     }
@@ -564,13 +824,18 @@ impl StrQueue {
         // after our announcement (it wakes us), or our lock CAS comes after
         // its lock CAS, reads a value from its unlock or later, and so
         // sees the room it made. No wake-up is lost.
-        let r = block_on(self.producers(), deadline, || {
-            if self.locked().put(bytes, utf8, front) {
-                Ok(())
-            } else {
-                Err(Miss::Settled)
+        let r = flatten(block_on(self.producers(), deadline, || {
+            match self.lock_until(|| *deadline, true) {
+                Err(f) => Ok(Err(f)),
+                Ok(mut l) => {
+                    if l.put(bytes, utf8, front) {
+                        Ok(Ok(()))
+                    } else {
+                        Err(Miss::Settled)
+                    }
+                }
             }
-        });
+        }));
         match r {
             Waited::Done(()) => self.consumers().wake(1),
             Waited::TimedOut => self.count_full(),
@@ -584,7 +849,9 @@ impl StrQueue {
     /// the queue is empty (counted in `pop_empty`; `out` is then empty).
     pub fn pop(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
-        let t = self.locked().copy_end(back, true, out);
+        let mut l = self.locked()?;
+        let t = l.copy_end(back, true, out);
+        drop(l);
         match t {
             Some(t) => {
                 self.wake_producers();
@@ -592,6 +859,7 @@ impl StrQueue {
             }
             None => {
                 self.count_empty();
+                self.missed();
                 None
             }
         }
@@ -602,13 +870,16 @@ impl StrQueue {
     pub fn pop_wait(&self, back: bool, out: &mut Vec<u8>, deadline: &Deadline) -> Waited<bool> {
         // SYNC POINT: as in push_wait, with the roles swapped: a producer
         // publishes under the lock and then checks `pop_waiters` (SeqCst).
-        let r = block_on(self.consumers(), deadline, || {
+        let r = flatten(block_on(self.consumers(), deadline, || {
             out.clear();
-            match self.locked().copy_end(back, true, out) {
-                Some(t) => Ok(t.utf8),
-                None => Err(Miss::Settled),
+            match self.lock_until(|| *deadline, true) {
+                Err(f) => Ok(Err(f)),
+                Ok(mut l) => match l.copy_end(back, true, out) {
+                    Some(t) => Ok(Ok(t.utf8)),
+                    None => Err(Miss::Settled),
+                },
             }
-        });
+        }));
         match r {
             Waited::Done(_) => self.wake_producers(),
             Waited::TimedOut => self.count_empty(),
@@ -622,7 +893,11 @@ impl StrQueue {
     /// `None` when the queue is empty.
     pub fn peek(&self, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
-        self.locked().copy_end(false, false, out).map(|t| t.utf8)
+        let r = self.locked()?.copy_end(false, false, out).map(|t| t.utf8);
+        if r.is_none() {
+            self.missed();
+        }
+        r
     }
 
     /// Push `items` at the back, in order, under one lock, until one does
@@ -639,7 +914,9 @@ impl StrQueue {
         }
         let mut n = 0usize;
         {
-            let mut l = self.locked();
+            let Some(mut l) = self.locked() else {
+                return Ok(0);
+            };
             for (b, utf8) in items {
                 if !l.put(b, *utf8, false) {
                     break;
@@ -649,6 +926,7 @@ impl StrQueue {
         }
         if n < items.len() {
             self.count_full();
+            self.missed();
         }
         self.consumers().wake(u32::try_from(n).unwrap_or(u32::MAX));
         Ok(n)
@@ -684,7 +962,9 @@ impl StrQueue {
         let mut got = 0usize;
         let mut over_budget = false;
         {
-            let mut l = self.locked();
+            let Some(mut l) = self.locked() else {
+                return 0;
+            };
             let mut total = 0u64;
             while got < n {
                 if let (Some(budget), true) = (max_bytes, got > 0 || !first_exempt) {
@@ -709,6 +989,7 @@ impl StrQueue {
             self.wake_producers();
         } else if n > 0 && !over_budget {
             self.count_empty();
+            self.missed();
         }
         got
     }
@@ -741,7 +1022,9 @@ impl StrQueue {
     /// and consumer.
     pub fn clear(&self) -> u64 {
         let n = {
-            let mut l = self.locked();
+            let Some(mut l) = self.locked() else {
+                return 0;
+            };
             let n = l.count;
             l.count = 0;
             l.head = 0;

@@ -12,6 +12,13 @@
 //! A claimed-but-unpublished position ([`Miss::InFlight`]) is not a state
 //! to sleep in (its publisher's wake check may already be behind it), so the
 //! waiter spins, then yields, then naps briefly until it settles.
+//!
+//! A settled miss is retried a little before sleeping, too: a sleeper costs
+//! the other side a `FUTEX_WAKE` for every item it moves until the sleeper
+//! is back (a few microseconds), while in a stream the next item usually
+//! comes within a microsecond. Retrying is safe here because the waiter
+//! has not announced itself yet; the announce-and-recheck below is
+//! unchanged.
 
 use crate::futex::{self, Deadline, WaitResult};
 use crate::ring::Miss;
@@ -75,6 +82,22 @@ impl Side<'_> {
     }
 }
 
+/// Settled misses retried with a spin hint (about 25 ns each on the 2-vCPU
+/// AMD EPYC development machine), then with a yield (which lets a peer
+/// sharing our CPU run), before announcing and sleeping: at most a few tens
+/// of microseconds of CPU per wait. Measured with bench/vs.pl on that
+/// machine, quiet, medians of three: cross-process SPSC integers went from
+/// about 3M/s to 6M/s and ~50-byte strings from 2.8M/s to 5M/s.
+const SETTLED_SPINS: u32 = 64;
+const SETTLED_YIELDS: u32 = 64;
+
+fn yield_now() {
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
 /// Back-off for the short claimed-but-unpublished window.
 pub(crate) struct Backoff(u32);
 
@@ -88,10 +111,7 @@ impl Backoff {
         if self.0 < 64 {
             spin_hint();
         } else if self.0 < 1024 {
-            #[cfg(not(loom))]
-            std::thread::yield_now();
-            #[cfg(loom)]
-            loom::thread::yield_now();
+            yield_now();
         } else {
             #[cfg(not(loom))]
             std::thread::sleep(std::time::Duration::from_micros(200));
@@ -110,6 +130,7 @@ pub fn block_on<R>(
     mut attempt: impl FnMut() -> Result<R, Miss>,
 ) -> Waited<R> {
     let mut backoff = Backoff::new();
+    let mut settled = 0u32;
     loop {
         match attempt() {
             Ok(r) => return Waited::Done(r),
@@ -124,6 +145,15 @@ pub fn block_on<R>(
         }
         if deadline.expired() {
             return Waited::TimedOut;
+        }
+        if settled < SETTLED_SPINS + SETTLED_YIELDS {
+            if settled < SETTLED_SPINS {
+                spin_hint();
+            } else {
+                yield_now();
+            }
+            settled += 1;
+            continue;
         }
         // SYNC POINT: announce before sampling; pairs with Side::wake.
         side.waiters.fetch_add(1, Ordering::SeqCst);

@@ -1,0 +1,123 @@
+//! Single-process costs of the queues, with crossbeam's `ArrayQueue` (the
+//! same Vyukov algorithm on the heap) as the in-process reference.
+//!
+//! `cargo bench --bench ring` prints the time per iteration: one push+pop
+//! pair in `pair`, `str_pair`; a batch of 100 items pushed and popped in
+//! `batch100` (divide by 100 for the cost per item, or read the
+//! elements/second line).
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use crossbeam_queue::ArrayQueue;
+use data_queue_shared::{IntQueue, StrQueue};
+
+const CAP: u64 = 1024;
+
+fn int_pair<T: data_queue_shared::ring::Element>(c: &mut Criterion, name: &str) {
+    let q = IntQueue::<T>::anonymous(CAP).unwrap();
+    let v = T::from_i64(42);
+    c.benchmark_group("pair").bench_function(name, |b| {
+        b.iter(|| {
+            q.push(black_box(v));
+            // black_box of a plain value: an Option is stored in two halves
+            // and reloaded whole, a store-forwarding stall (about 2.5 ns on
+            // this machine) that would be charged to the queue.
+            black_box(q.pop().unwrap_or(v))
+        })
+    });
+}
+
+fn pair(c: &mut Criterion) {
+    int_pair::<i64>(c, "Int");
+    int_pair::<i32>(c, "Int32");
+    int_pair::<i16>(c, "Int16");
+    let q = ArrayQueue::<i64>::new(CAP as usize);
+    c.benchmark_group("pair")
+        .bench_function("crossbeam ArrayQueue<i64>", |b| {
+            b.iter(|| {
+                let _ = q.push(black_box(42));
+                black_box(q.pop().unwrap_or(0))
+            })
+        });
+}
+
+fn batch(c: &mut Criterion) {
+    let mut g = c.benchmark_group("batch100");
+    g.throughput(Throughput::Elements(100));
+    let vals: Vec<i64> = (0..100).collect();
+    let mut out = [0i64; 100];
+
+    let q = IntQueue::<i64>::anonymous(CAP).unwrap();
+    g.bench_function("Int push_multi+pop_multi", |b| {
+        b.iter(|| {
+            // As the C ABI calls it: an iterator over the caller's values.
+            black_box(q.push_multi(black_box(&vals).iter().copied()));
+            black_box(q.pop_multi(&mut out))
+        })
+    });
+    g.bench_function("Int 100x push, 100x pop", |b| {
+        b.iter(|| {
+            for &v in black_box(&vals) {
+                q.push(v);
+            }
+            for o in out.iter_mut() {
+                *o = q.pop().unwrap_or(0);
+            }
+            black_box(&out);
+        })
+    });
+    let q16 = IntQueue::<i16>::anonymous(CAP).unwrap();
+    let vals16: Vec<i16> = (0..100).collect();
+    let mut out16 = [0i16; 100];
+    g.bench_function("Int16 push_slice+pop_multi", |b| {
+        b.iter(|| {
+            black_box(q16.push_slice(black_box(&vals16)));
+            black_box(q16.pop_multi(&mut out16))
+        })
+    });
+    let cq = ArrayQueue::<i64>::new(CAP as usize);
+    g.bench_function("crossbeam ArrayQueue 100x push, 100x pop", |b| {
+        b.iter(|| {
+            for &v in black_box(&vals) {
+                let _ = cq.push(v);
+            }
+            for o in out.iter_mut() {
+                *o = cq.pop().unwrap_or(0);
+            }
+            black_box(&out);
+        })
+    });
+    g.finish();
+}
+
+fn str_pair(c: &mut Criterion) {
+    let mut g = c.benchmark_group("str_pair");
+    let q = StrQueue::anonymous(CAP, 0).unwrap();
+    let mut out = Vec::with_capacity(2048);
+    for len in [8usize, 50, 1024] {
+        let msg = vec![b'x'; len];
+        g.bench_function(format!("Str {len}B"), |b| {
+            b.iter(|| {
+                q.push(black_box(&msg), false).unwrap();
+                black_box(q.pop(false, &mut out).unwrap_or(false))
+            })
+        });
+    }
+    g.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(50)
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = pair, batch, str_pair
+}
+criterion_main!(benches);

@@ -1,0 +1,161 @@
+# Str lock crash takeover: a process killed while holding the queue lock
+# (DQS_TEST_KILL_POINT makes it SIGKILL itself there) is detected as dead,
+# reaped or still a zombie, and the next caller takes the lock over, counts
+# it in `recoveries`, and finds the queue consistent. A holder that is only
+# stopped is never taken over: callers honour their lock timeout, their
+# deadline and their signals, and take over once it is killed.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use DQSTest;
+use Test::More;
+use POSIX ();
+use Time::HiRes ();
+
+use Data::Queue::Shared::Str;
+
+watchdog(120, process => 1);
+
+my $CLASS = 'Data::Queue::Shared::Str';
+my $dir   = tmpdir();
+my $seq   = 0;
+
+sub ceil8 { my $n = shift; ($n + 7) & ~7 }
+
+# A child that opens $path with the kill point set and runs $code on it;
+# the kill point ends it. Returns the pid (not reaped).
+sub doomed {
+    my ($path, $point, $code) = @_;
+    return spawn(sub {
+        local $ENV{DQS_TEST_KILL_POINT} = $point;
+        my $q = $CLASS->new($path, 16);
+        $code->($q);
+        die "kill point $point was not reached\n";
+    });
+}
+
+sub state_of {
+    my ($pid) = @_;
+    open my $fh, '<', "/proc/$pid/stat" or return '';
+    my $s = <$fh>;
+    return $s =~ /\)\s+(\S)/ ? $1 : '';
+}
+
+sub lock_word_owner {
+    my ($path) = @_;
+    open my $fh, '<:raw', $path or die "$path: $!";
+    sysseek($fh, 208, 0);
+    sysread($fh, my $buf, 4) == 4 or die "short read";
+    return unpack('V', $buf) & 0x7fff_ffff;
+}
+
+for my $reaped (1, 0) {
+    subtest 'holder killed with the lock held, ' . ($reaped ? 'reaped' : 'a zombie') => sub {
+        my $path = "$dir/t" . $seq++ . '.shm';
+        my $q = $CLASS->new($path, 16);
+        ok($q->push("item$_"), "push $_") for 1 .. 3;
+        my $pid = doomed($path, 'str_lock_held', sub { $_[0]->push('never') });
+        if ($reaped) {
+            my $st = reap($pid);
+            is($st & 127, 9, 'the holder died of SIGKILL');
+        }
+        else {
+            ok(wait_for(sub { state_of($pid) eq 'Z' }, 10), 'the holder is a zombie');
+        }
+        is(lock_word_owner($path), $pid, 'the lock word still names the dead holder');
+        my $t0 = now();
+        is($q->pop, 'item1', 'pop takes the lock over and works');
+        my $took = now() - $t0;
+        ok($took < 5, 'takeover within 5 s') or diag("took ${took}s");
+        is($q->stats->{recoveries}, 1, 'one recovery counted');
+        is_deeply([$q->drain], ['item2', 'item3'], 'the rest is intact; the dead push is absent');
+        ok($q->push('after'), 'push works after the takeover');
+        is($q->pop, 'after', 'and pop');
+        is($q->stats->{recoveries}, 1, 'no further recoveries');
+        reap($pid) unless $reaped;
+        $q->unlink;
+    };
+}
+
+subtest 'a waiter already asleep on the lock takes over when the holder dies' => sub {
+    my $path = "$dir/t" . $seq++ . '.shm';
+    my $q = $CLASS->new($path, 16);
+    $q->push('x');
+    my $holder = doomed($path, 'str_lock_stop', sub { $_[0]->push('held') });
+    ok(wait_for(sub { state_of($holder) eq 'T' }, 10), 'the holder stopped with the lock');
+    my $waiter = spawn(sub {
+        my $w = $CLASS->new($path, 16);
+        my $v = $w->pop_wait(30);
+        die "waiter got " . ($v // 'undef') . "\n" unless defined $v && $v eq 'x';
+    });
+    Time::HiRes::sleep(0.2);
+    is(state_of($waiter) =~ /^[SR]$/ ? 1 : 0, 1, 'the waiter is still waiting');
+    is($q->stats->{recoveries}, 0, 'no takeover of a stopped holder');
+    kill 'KILL', $holder;
+    reap_ok($waiter, 'the waiter took over and popped');
+    reap($holder);
+    is($q->stats->{recoveries}, 1, 'one recovery');
+    is($q->size, 0, 'the stopped push never happened');
+    $q->unlink;
+};
+
+subtest 'a stopped holder: lock_timeout, deadlines and signals' => sub {
+    my $path = "$dir/t" . $seq++ . '.shm';
+    my $q = $CLASS->new($path, 16);
+    $q->push('x');
+    is($q->lock_timeout, undef, 'lock_timeout is undef (wait forever) by default');
+    my $holder = doomed($path, 'str_lock_stop', sub { $_[0]->push('held') });
+    ok(wait_for(sub { state_of($holder) eq 'T' }, 10), 'the holder stopped with the lock');
+
+    is($q->lock_timeout(0.2), 0.2, 'lock_timeout set');
+    is($q->lock_timeout, 0.2, 'and read back');
+    for my $call (
+        [push => sub { $q->push('y') }],
+        [pop  => sub { $q->pop }],
+        [peek => sub { $q->peek }],
+        [pop_multi => sub { my @l = $q->pop_multi(2); $l[0] }],
+    ) {
+        my ($name, $code) = @$call;
+        $! = 0;
+        my $t0 = now();
+        my $r = $code->();
+        my $el = now() - $t0;
+        ok(!$r, "$name returns false on a lock held by a stopped process");
+        ok($!{ETIMEDOUT}, "$name sets \$! to ETIMEDOUT") or diag("\$! = $!");
+        between_ok($el, 0.15, 5, "$name waited about the lock timeout");
+    }
+
+    $q->lock_timeout(undef);
+    is($q->lock_timeout, undef, 'lock_timeout back to undef');
+    my $t0 = now();
+    is($q->pop_wait(0.3), undef, 'pop_wait times out at its deadline');
+    between_ok(now() - $t0, 0.25, 5, 'pop_wait waited about its timeout');
+    $t0 = now();
+    ok(!$q->push_wait('z', 0.3), 'push_wait times out at its deadline');
+    between_ok(now() - $t0, 0.25, 5, 'push_wait waited about its timeout');
+
+    my $fired = 0;
+    local $SIG{USR1} = sub { $fired++; die "usr1\n" };
+    my $parent = $$;
+    my $sig = spawn(sub { Time::HiRes::sleep(0.3); kill 'USR1', $parent });
+    $t0 = now();
+    my $r = eval { $q->pop_wait(20); 1 };
+    is($@, "usr1\n", 'a signal handler runs (and may die) during a lock wait');
+    ok(now() - $t0 < 10, 'well before the deadline');
+    reap_ok($sig);
+
+    is($q->stats->{recoveries}, 0, 'a stopped holder is never taken over');
+    kill 'KILL', $holder;
+    reap($holder);
+    is($q->pop, 'x', 'after the kill, pop takes over');
+    is($q->stats->{recoveries}, 1, 'one recovery');
+    eval { $q->lock_timeout('soon') };
+    like($@, qr/^\Q$CLASS\E->lock_timeout: timeout must be a number/, 'a bad timeout croaks');
+    eval { $q->lock_timeout(-1) };
+    like($@, qr/timeout must be a number of seconds/, 'a negative timeout croaks');
+    $q->unlink;
+};
+
+done_testing;

@@ -1,0 +1,98 @@
+# Str commit protocol: a process killed at each deterministic point of a
+# push or pop (DQS_TEST_KILL_POINT: after writing the bytes, after the
+# journal, half way through applying it) leaves a queue in which, after the
+# next caller takes the lock over, every item is wholly present or absent,
+# arena_used matches the items, the exact counters match, and everything
+# keeps working.
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use DQSTest;
+use Test::More;
+
+use Data::Queue::Shared::Str;
+
+watchdog(120);
+
+my $CLASS = 'Data::Queue::Shared::Str';
+my $dir   = tmpdir();
+my $seq   = 0;
+
+sub ceil8 { my $n = shift; ($n + 7) & ~7 }
+
+sub item { my ($tag, $len) = @_; substr("$tag:" . ('abcdefghij' x (1 + $len / 10)), 0, $len) }
+
+# An arena of 4096 bytes with the write cursor near the end, so that the
+# doomed push wraps (its waste must be accounted for exactly, or not at all).
+sub prepared {
+    my ($path) = @_;
+    my $q = $CLASS->new($path, 16, 4096);
+    my @items = map { item("i$_", 900) } 1 .. 4;
+    $q->push($_) for @items;
+    $q->pop;
+    shift @items;
+    return ($q, \@items);
+}
+
+sub consistent {
+    my ($q, $want, $name) = @_;
+    my $s = $q->stats;
+    is($s->{size}, scalar @$want, "$name: size");
+    # (clear removes items without counting pops)
+    is($s->{push_ok} - $s->{pop_ok}, scalar @$want, "$name: counters match the size")
+        unless $name =~ /^clear/;
+    my $need = 0;
+    $need += ceil8(length $_) for @$want;
+    ok($s->{arena_used} >= $need && $s->{arena_used} <= $need + 4096 - 900,
+       "$name: arena_used covers the items (and at most one wrap gap)")
+        or diag("arena_used $s->{arena_used}, items need $need");
+    my @got;
+    while (defined(my $v = $q->pop)) { push @got, $v }
+    is_deeply(\@got, $want, "$name: contents, whole and in order");
+    is($q->stats->{arena_used}, 0, "$name: empty arena accounts 0 bytes");
+    ok($q->push(item('big', 4096)), "$name: the whole arena is usable again");
+    is($q->pop, item('big', 4096), "$name: and holds the item");
+}
+
+my $NEW = item('new', 700);
+my @cases = (
+    # point, operation, expected contents after recovery (from @items)
+    [str_after_bytes   => push       => sub { [@_] }],
+    [str_after_bytes   => push_front => sub { [@_] }],
+    [str_after_journal => push       => sub { [@_, $NEW] }],
+    [str_after_journal => push_front => sub { [$NEW, @_] }],
+    [str_mid_apply     => push       => sub { [@_, $NEW] }],
+    [str_mid_apply     => push_front => sub { [$NEW, @_] }],
+    [str_after_journal => pop        => sub { [@_[1 .. $#_]] }],
+    [str_after_journal => pop_back   => sub { [@_[0 .. $#_ - 1]] }],
+    [str_mid_apply     => pop        => sub { [@_[1 .. $#_]] }],
+    [str_mid_apply     => pop_back   => sub { [@_[0 .. $#_ - 1]] }],
+    [str_mid_apply     => clear      => sub { [] }],
+);
+
+for my $case (@cases) {
+    my ($point, $op, $expect) = @$case;
+    subtest "$op killed at $point" => sub {
+        my $path = "$dir/c" . $seq++ . '.shm';
+        my ($q, $items) = prepared($path);
+        my $pid = spawn(sub {
+            local $ENV{DQS_TEST_KILL_POINT} = $point;
+            my $c = $CLASS->new($path, 16);
+            $op =~ /^push/ ? $c->$op($NEW) : $c->$op;
+            die "kill point $point not reached by $op\n";
+        });
+        my $st = reap($pid);
+        is($st & 127, 9, 'the child died of SIGKILL at the kill point')
+            or diag("exit " . ($st >> 8));
+        my $want = $expect->(@$items);
+        my $peek = $q->peek;
+        is($q->stats->{recoveries}, 1, 'the lock was taken over once');
+        is($peek, $want->[0], 'peek after the takeover');
+        consistent($q, $want, "$op at $point");
+        $q->unlink;
+    };
+}
+
+done_testing;
