@@ -11,12 +11,18 @@ our $HAVE_KEYWORDS;
 require XSLoader;
 XSLoader::load('Data::Queue::Shared', $VERSION);
 
-# The classes' import and unimport take no arguments.
-sub _no_imports {
-    my ($class, @args) = @_;
-    return if !@args;
-    require Carp;
-    Carp::croak("$class does not export anything (asked for: @args)");
+# The classes' import and unimport: no arguments (nothing is exported);
+# they switch the class's keywords on or off in the lexical scope being
+# compiled, through the %^H key the keyword plugin checks.
+sub _keywords {
+    my ($class, $on, @args) = @_;
+    if (@args) {
+        require Carp;
+        Carp::croak("$class does not export anything (asked for: @args)");
+    }
+    if ($on) { $^H{"$class/keywords"} = 1 }
+    else     { delete $^H{"$class/keywords"} }
+    return;
 }
 
 1;

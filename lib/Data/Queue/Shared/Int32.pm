@@ -10,21 +10,8 @@ our $VERSION = '0.01';
 # lexical scope being compiled (when they were built: see
 # $Data::Queue::Shared::HAVE_KEYWORDS); `no Data::Queue::Shared::Int32;`
 # disables them again.
-my $KEYWORDS = 'Data::Queue::Shared::Int32/keywords';
-
-sub import {
-    my $class = shift;
-    Data::Queue::Shared::_no_imports(__PACKAGE__, @_);
-    $^H{$KEYWORDS} = 1;
-    return;
-}
-
-sub unimport {
-    my $class = shift;
-    Data::Queue::Shared::_no_imports(__PACKAGE__, @_);
-    delete $^H{$KEYWORDS};
-    return;
-}
+sub import   { shift; Data::Queue::Shared::_keywords(__PACKAGE__, 1, @_) }
+sub unimport { shift; Data::Queue::Shared::_keywords(__PACKAGE__, 0, @_) }
 
 1;
 
