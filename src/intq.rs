@@ -7,11 +7,11 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::path::Path;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::futex::Deadline;
 use crate::layout::HEADER_SIZE;
 use crate::region::{Region, Request};
-use crate::ring::{Element, Ring};
+use crate::ring::{Element, Hook, Repair, Ring, REPAIR_AFTER_NS};
 use crate::sync::Ordering;
 use crate::wait::{block_on, Side, Waited};
 use crate::Stats;
@@ -34,7 +34,33 @@ use crate::Stats;
 /// ```
 pub struct IntQueue<T: Element> {
     region: Region,
+    /// Test hook (`DQS_TEST_KILL_POINT`), read when the handle is made.
+    hook: Hook,
     _t: PhantomData<T>,
+}
+
+/// The Int kill points of `DQS_TEST_KILL_POINT` (tests only): where a
+/// process sends itself SIGKILL in the middle of an operation.
+fn hook_from_env() -> Hook {
+    match std::env::var_os("DQS_TEST_KILL_POINT") {
+        None => Hook::None,
+        Some(v) => match v.as_encoded_bytes() {
+            b"int_push_claimed" => Hook::PushClaimed,
+            b"int_pop_claimed" => Hook::PopClaimed,
+            b"int_push_reserved" => Hook::PushReserved,
+            _ => Hook::None,
+        },
+    }
+}
+
+fn check_cpu<T: Element>() -> Result<()> {
+    if T::supported() {
+        Ok(())
+    } else {
+        Err(Error::Unsupported(
+            "Int queues need the CMPXCHG16B instruction, which this CPU lacks",
+        ))
+    }
 }
 
 impl<T: Element> IntQueue<T> {
@@ -54,6 +80,7 @@ impl<T: Element> IntQueue<T> {
     fn wrap(region: Region) -> Self {
         IntQueue {
             region,
+            hook: hook_from_env(),
             _t: PhantomData,
         }
     }
@@ -67,6 +94,7 @@ impl<T: Element> IntQueue<T> {
     /// refused), a file holding another variant or a corrupt header, or no
     /// space to reserve the file.
     pub fn open(path: impl AsRef<Path>, capacity: u64, mode: u32) -> Result<Self> {
+        check_cpu::<T>()?;
         Region::open_path(
             path.as_ref(),
             &Self::request(capacity, mode),
@@ -81,6 +109,7 @@ impl<T: Element> IntQueue<T> {
     /// # Errors
     /// Out-of-range capacity or mmap failure.
     pub fn anonymous(capacity: u64) -> Result<Self> {
+        check_cpu::<T>()?;
         Region::anonymous(&Self::request(capacity, 0), &Self::init_body).map(Self::wrap)
     }
 
@@ -89,6 +118,7 @@ impl<T: Element> IntQueue<T> {
     /// # Errors
     /// Out-of-range capacity, memfd_create or sealing failure.
     pub fn memfd(name: &CStr, capacity: u64) -> Result<Self> {
+        check_cpu::<T>()?;
         Region::memfd(name, &Self::request(capacity, 0), &Self::init_body).map(Self::wrap)
     }
 
@@ -98,6 +128,7 @@ impl<T: Element> IntQueue<T> {
     /// # Errors
     /// A bad fd, one too small for a header, or one holding another variant.
     pub fn from_fd(fd: i32) -> Result<Self> {
+        check_cpu::<T>()?;
         Region::from_fd(fd, T::VARIANT).map(Self::wrap)
     }
 
@@ -112,12 +143,18 @@ impl<T: Element> IntQueue<T> {
                 r.geometry().capacity as usize,
             )
         };
-        Ring::new(&h.head, &h.tail, slots)
+        Ring::new(&h.head, &h.tail, slots).with_repair(Repair {
+            stuck_pos: h.int_stuck_pos(),
+            stuck_since: h.int_stuck_since(),
+            skipped: h.int_skipped(),
+            recoveries: &h.recoveries,
+            after_ns: REPAIR_AFTER_NS,
+        })
     }
 
     #[inline(always)]
     fn ring(&self) -> Ring<'_, T> {
-        Self::ring_of(&self.region)
+        Self::ring_of(&self.region).with_hook(self.hook)
     }
 
     #[inline(always)]
@@ -378,12 +415,15 @@ impl<T: Element> IntQueue<T> {
         let h = self.region.header();
         let ring = self.ring();
         let cleared = h.cleared.load(Ordering::Relaxed);
+        // Given-up positions (slot repair) hold no item: they are neither
+        // pushes nor pops.
+        let skipped = h.int_skipped().load(Ordering::Relaxed);
         Stats {
             size: ring.len(),
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
-            push_ok: ring.pushed(),
-            pop_ok: ring.popped().wrapping_sub(cleared),
+            push_ok: ring.pushed().wrapping_sub(skipped),
+            pop_ok: ring.popped().wrapping_sub(skipped).wrapping_sub(cleared),
             push_full: h.push_full.load(Ordering::Relaxed),
             pop_empty: h.pop_empty.load(Ordering::Relaxed),
             recoveries: h.recoveries.load(Ordering::Relaxed),

@@ -25,7 +25,7 @@ use crate::sync::{AtomicU32, AtomicU64};
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Size of the header; slots start here.
 pub const HEADER_SIZE: usize = 256;
 /// Smallest capacity; requests below are raised to it.
@@ -115,16 +115,20 @@ pub struct Header {
     pub total_size: u64,
 
     // ---- line 1: consumer side ----
-    /// Int: next position to pop (monotonic). Str: index of the first item.
+    /// Int: where consumers start looking for the next item (a hint; see
+    /// the `ring` module). Str: index of the first item.
     pub head: AtomicU64,
     /// Pops (and waits) that found the queue empty.
     pub pop_empty: AtomicU64,
-    /// Str: items popped (Int derives it from `head`).
+    /// Str: items popped. Int: positions given up by slot repair
+    /// ([`Header::int_skipped`]).
     pub str_pop_ok: AtomicU64,
-    /// Str: arena offset where the oldest item's bytes start.
+    /// Str: arena offset where the oldest item's bytes start. Int: see
+    /// [`Header::int_stuck_pos`].
     pub arena_rd: AtomicU64,
     /// Str commit journal, first half: the new `head`, `tail`, `arena_rd`
-    /// and `arena_wr` (see [`Header::journal`]).
+    /// and `arena_wr` (see [`Header::journal`]). Int: see
+    /// [`Header::int_stuck_since`].
     pub jrnl_head: AtomicU64,
     /// Journal: new `tail`.
     pub jrnl_tail: AtomicU64,
@@ -134,7 +138,8 @@ pub struct Header {
     pub jrnl_arena_wr: AtomicU64,
 
     // ---- line 2: producer side ----
-    /// Int: next position to push (monotonic). Str: items in the queue.
+    /// Int: where producers start looking for a free slot (a hint, moved
+    /// by a CAS only to reserve a batch). Str: items in the queue.
     pub tail: AtomicU64,
     /// Pushes (and waits) that found the queue full.
     pub push_full: AtomicU64,
@@ -178,6 +183,27 @@ pub struct Header {
     /// Str: the lock holder's tag, `pid << 32 | start time` (see lock.rs),
     /// which tells a reused pid from the holder.
     pub lock_owner: AtomicU64,
+}
+
+impl Header {
+    /// Int: position + 1 of the batch reservation consumers last found
+    /// stuck unpublished, 0 for none (the word is Str's `arena_rd`). See
+    /// the `ring` module docs.
+    pub fn int_stuck_pos(&self) -> &AtomicU64 {
+        &self.arena_rd
+    }
+
+    /// Int: CLOCK_MONOTONIC nanoseconds when that position was first found
+    /// stuck (Str's `jrnl_head`).
+    pub fn int_stuck_since(&self) -> &AtomicU64 {
+        &self.jrnl_head
+    }
+
+    /// Int: positions given up by slot repair; they hold no item and are
+    /// subtracted from the push and pop counts (Str's `str_pop_ok`).
+    pub fn int_skipped(&self) -> &AtomicU64 {
+        &self.str_pop_ok
+    }
 }
 
 #[cfg(not(loom))]

@@ -1,28 +1,85 @@
-//! Bounded MPMC ring of integers: Dmitry Vyukov's bounded MPMC queue
-//! (1024cores.net, "Bounded MPMC queue"), as crossbeam's `ArrayQueue` does it,
-//! laid out in shared memory.
+//! Bounded MPMC ring of integers in shared memory, built so that a process
+//! killed at any instruction cannot wedge it.
 //!
-//! Every slot carries a sequence number. A slot at position `p` is free for
-//! the producer of lap `p` when `seq == p`, and holds that producer's value
-//! for the consumer when `seq == p + 1`; the consumer frees it for the next
-//! lap with `seq = p + capacity`. Producers and consumers claim positions by
-//! CAS on `tail` and `head`; nobody ever waits on another thread to make
-//! progress except for the short window between a claim and its publish.
+//! # Slots
 //!
-//! Int32 and Int16 slots keep a 32-bit sequence: the difference `seq - pos`
-//! is taken in wrapping 32-bit arithmetic and read as signed, which is exact
-//! while capacity stays below 2^31 (we cap it at 2^30).
+//! Every slot carries a sequence number. The slot of position `p` is
 //!
-//! Batches use one claim for many items ([`Ring::try_push_batch`],
-//! [`Ring::try_pop_batch`]): the lever of the LCRQ-on-LIFO deques, one
-//! counter step for N items instead of N CAS, kept safe for Vyukov's ring by
-//! checking the N slots before the step.
+//! * free for the producer of `p` when `seq == p`,
+//! * holding that producer's value when `seq == p + 1`,
+//! * taken (or given up by a repair) when `seq == p + capacity`, which is
+//!   "free" for the producer of the next lap, `p + capacity`.
+//!
+//! This is the slot protocol of Dmitry Vyukov's bounded MPMC queue (as in
+//! crossbeam's `ArrayQueue`), with one change that makes it crash-safe: a
+//! position is claimed on the **slot**, not on a counter. A producer
+//! publishes with one compare-and-swap of the whole slot from
+//! `(seq = p, old value)` to `(seq = p + 1, value)` (a 16-byte CAS for
+//! Int64 slots, an 8-byte CAS of the one word of Int32 and Int16 slots); a
+//! consumer takes with one CAS of the sequence from `p + 1` to
+//! `p + capacity`, after reading the value it guards. So no state exists
+//! in which a position is owned by a process but not yet filled or not yet
+//! released: a process killed anywhere leaves every slot either free,
+//! published or taken, and everybody else goes on.
+//!
+//! # Counters are hints
+//!
+//! `head` and `tail` only say where to start looking. After a successful
+//! CAS the winner stores `p + 1` into the counter (a plain store, which a
+//! slower peer may even move back a little); anybody who finds the slot at
+//! the counter already published (producers) or taken (consumers) steps
+//! forward. A process killed between its slot CAS and its counter store
+//! leaves the counter one behind, which the next caller steps over. The
+//! walk only ever passes slots that were finished for their position, so
+//! positions are still filled and emptied in order: FIFO holds.
+//! [`Ring::pushed`] and [`Ring::popped`] settle the hint by the same walk.
+//!
+//! # Batches
+//!
+//! [`Ring::try_push_batch`] reserves a run with one CAS of `tail` (the
+//! lever of the LCRQ-style deques: one contended step for N items), after
+//! checking that the run's slots are free, then publishes each slot with
+//! its own, uncontended, CAS. That reservation is the one state a killed
+//! process can leave behind: reserved positions that will never be
+//! published. A consumer that finds the position it needs reserved but
+//! unpublished ([`Miss::InFlight`]) waits; when the same position has been
+//! stuck for [`REPAIR_AFTER_NS`] it gives the position up with a CAS of the
+//! sequence from `p` to `p + capacity` (counted in `recoveries`). Because
+//! publishing is a CAS from `seq == p`, a producer that was only slow can
+//! never overwrite a given-up slot: its CAS fails and it publishes that
+//! item at its next reserved position, or in a new run, so nothing is lost
+//! or duplicated and each producer's items keep their order. The bound is
+//! therefore a speed trade-off, never a correctness one: 50 ms after a
+//! batch producer dies, consumers pass its hole.
+//!
+//! Batch pops take slot by slot (one CAS per item, no counter
+//! reservation): a consumer that reserved a run with a counter step and
+//! died would strand items no one could hand out again without risking a
+//! duplicate.
+//!
+//! # Narrow slots
+//!
+//! Int32 and Int16 slots keep a 32-bit sequence: `seq - pos` is taken in
+//! wrapping 32-bit arithmetic and read as signed, which is exact while the
+//! capacity stays below 2^31 (capped at 2^30). A producer stopped for
+//! exactly a multiple of 2^32 operations between reading a slot and its
+//! CAS could mistake a later lap's free slot for its own; it would still
+//! publish into a free slot, only out of turn.
 //!
 //! The waiting side (futex sleep when full or empty) lives in `wait.rs`
-//! and `intq.rs`; the ring only offers non-blocking operations plus what the
-//! waiters need.
+//! and `intq.rs`; the ring only offers non-blocking operations plus what
+//! the waiters need.
 
-use crate::sync::{spin_hint, AtomicI16, AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use crate::sync::{spin_hint, AtomicU64, Ordering};
+
+/// A reserved position stuck unpublished this long (same position, seen
+/// by consumers) is given up. See the module docs.
+pub const REPAIR_AFTER_NS: u64 = 50_000_000;
+
+/// Walk steps after which a call gives up on a ring whose shared state
+/// makes no sense (hostile or corrupted memory): far more than any number
+/// of real concurrent peers can cause.
+const MAX_WALK: u32 = 1 << 16;
 
 /// One element type with its slot layout. Implemented for `i64`, `i32`,
 /// `i16`; sealed.
@@ -35,6 +92,11 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     fn from_i64(v: i64) -> Self;
     /// Widening conversion to i64.
     fn to_i64(self) -> i64;
+    /// Whether this CPU can run the slot's atomic operations (the Int64
+    /// slot needs a 16-byte compare-and-swap).
+    fn supported() -> bool {
+        true
+    }
 }
 
 mod sealed {
@@ -44,77 +106,149 @@ mod sealed {
     impl Sealed for i16 {}
 }
 
-/// What the ring needs from a slot.
+/// What the ring needs from a slot. Every mutation is a compare-and-swap
+/// that checks the sequence number, so a slot can never be changed by a
+/// process whose view of it is out of date.
 pub trait SlotOps<T> {
-    /// The slot's sequence number, widened. Acquire.
+    /// The slot's sequence number, widened. SeqCst: the waiters' re-check
+    /// pairs it with their announcement (see `wait.rs`).
     fn seq(&self) -> u64;
-    /// Publish a new sequence number. Release.
-    fn set_seq(&self, s: u64);
-    /// Read the value (Relaxed: ordered by the sequence number).
-    fn value(&self) -> T;
-    /// Write the value (Relaxed: ordered by the sequence number).
-    fn set_value(&self, v: T);
     /// `seq - pos` as a signed distance, in the slot's own width.
     fn diff(&self, seq: u64, pos: u64) -> i64;
-    /// Initialise the sequence number (create time only).
+    /// If the slot is free for `pos`, store `v` and mark it published for
+    /// `pos`, atomically. False if the slot is not (or no longer) free for
+    /// `pos`.
+    fn publish(&self, pos: u64, v: T) -> bool;
+    /// If the slot holds the value of `pos`, take it and set the sequence
+    /// to `next`, atomically; the value taken.
+    fn take(&self, pos: u64, next: u64) -> Option<T>;
+    /// Move the sequence from `from` to `to` if it is `from` (repair and
+    /// tests); the value is left alone.
+    fn skip(&self, from: u64, to: u64) -> bool;
+    /// Read the value (racy; callers validate with the sequence).
+    fn value(&self) -> T;
+    /// Initialise (create time only).
     fn init(&self, s: u64);
 }
 
-/// Int64 slot: 16 bytes.
-#[repr(C)]
+/// Int64 slot: 16 bytes, 16-byte aligned: the sequence then the value.
+/// Published with a 16-byte CAS of both.
+#[cfg(not(loom))]
+#[repr(C, align(16))]
 pub struct Slot64 {
     seq: AtomicU64,
-    val: AtomicI64,
+    val: crate::sync::AtomicI64,
 }
 
-/// Int32 slot: 8 bytes.
+/// Int32 slot: one 8-byte word, the sequence in the low 32 bits and the
+/// value in the high 32 (little-endian: `u32 seq` then `i32 value`).
 #[repr(C)]
 pub struct Slot32 {
-    seq: AtomicU32,
-    val: AtomicI32,
+    word: AtomicU64,
 }
 
-/// Int16 slot: 8 bytes (2 bytes of padding keep the sequence aligned).
+/// Int16 slot: one 8-byte word, the sequence in the low 32 bits, the value
+/// in bits 32..48, zero above (`u32 seq`, `i16 value`, 2 bytes padding).
 #[repr(C)]
 pub struct Slot16 {
-    seq: AtomicU32,
-    val: AtomicI16,
-    _pad: u16,
+    word: AtomicU64,
 }
 
 #[cfg(not(loom))]
 const _: () = {
     assert!(std::mem::size_of::<Slot64>() == 16);
+    assert!(std::mem::align_of::<Slot64>() == 16);
     assert!(std::mem::size_of::<Slot32>() == 8);
     assert!(std::mem::size_of::<Slot16>() == 8);
 };
 
-macro_rules! slot_impl {
-    ($slot:ty, $t:ty, $seq:ty, $sseq:ty, $variant:expr) => {
+/// Bounded retries of a word CAS that failed only because the value half
+/// changed under an unchanged sequence: impossible unless somebody
+/// scribbles on the mapping.
+const CAS_RETRIES: u32 = 64;
+
+macro_rules! word_slot_impl {
+    ($slot:ty, $t:ty, $bits:ty, $variant:expr) => {
+        impl $slot {
+            #[inline(always)]
+            fn pack(seq: u64, v: $t) -> u64 {
+                (seq as u32 as u64) | ((v as $bits as u64) << 32)
+            }
+            #[inline(always)]
+            fn unpack(w: u64) -> $t {
+                (w >> 32) as $bits as $t
+            }
+        }
         impl SlotOps<$t> for $slot {
             #[inline(always)]
             fn seq(&self) -> u64 {
-                self.seq.load(Ordering::Acquire) as u64
-            }
-            #[inline(always)]
-            fn set_seq(&self, s: u64) {
-                self.seq.store(s as $seq, Ordering::Release)
-            }
-            #[inline(always)]
-            fn value(&self) -> $t {
-                self.val.load(Ordering::Relaxed)
-            }
-            #[inline(always)]
-            fn set_value(&self, v: $t) {
-                self.val.store(v, Ordering::Relaxed)
+                self.word.load(Ordering::SeqCst) as u32 as u64
             }
             #[inline(always)]
             fn diff(&self, seq: u64, pos: u64) -> i64 {
-                (seq as $seq).wrapping_sub(pos as $seq) as $sseq as i64
+                (seq as u32).wrapping_sub(pos as u32) as i32 as i64
+            }
+            #[inline(always)]
+            fn publish(&self, pos: u64, v: $t) -> bool {
+                let mut w = self.word.load(Ordering::Relaxed);
+                for _ in 0..CAS_RETRIES {
+                    if w as u32 != pos as u32 {
+                        return false;
+                    }
+                    // SYNC POINT: the SeqCst CAS publishes the value with
+                    // its sequence and pairs with the waiters' SeqCst
+                    // announcement (wait.rs): either our wake check sees a
+                    // waiter or its re-check sees this slot.
+                    match self.word.compare_exchange_weak(
+                        w,
+                        Self::pack(pos.wrapping_add(1), v),
+                        Ordering::SeqCst,
+                        Ordering::Relaxed,
+                    ) {
+                        Ok(_) => return true,
+                        Err(cur) => w = cur,
+                    }
+                }
+                false
+            }
+            #[inline(always)]
+            fn take(&self, pos: u64, next: u64) -> Option<$t> {
+                let w = self.word.load(Ordering::Acquire);
+                if w as u32 != pos.wrapping_add(1) as u32 {
+                    return None;
+                }
+                // SYNC POINT: one CAS takes the value and frees the slot
+                // for the producer of `next`; pairs with producers'
+                // announcement as above.
+                self.word
+                    .compare_exchange(
+                        w,
+                        (w & !0xffff_ffff) | (next as u32 as u64),
+                        Ordering::SeqCst,
+                        Ordering::Relaxed,
+                    )
+                    .ok()
+                    .map(|_| Self::unpack(w))
+            }
+            fn skip(&self, from: u64, to: u64) -> bool {
+                let w = self.word.load(Ordering::Acquire);
+                w as u32 == from as u32
+                    && self
+                        .word
+                        .compare_exchange(
+                            w,
+                            (w & !0xffff_ffff) | (to as u32 as u64),
+                            Ordering::SeqCst,
+                            Ordering::Relaxed,
+                        )
+                        .is_ok()
+            }
+            #[inline(always)]
+            fn value(&self) -> $t {
+                Self::unpack(self.word.load(Ordering::Acquire))
             }
             fn init(&self, s: u64) {
-                self.seq.store(s as $seq, Ordering::Relaxed);
-                self.val.store(0, Ordering::Relaxed);
+                self.word.store(s as u32 as u64, Ordering::Relaxed);
             }
         }
         impl Element for $t {
@@ -132,23 +266,287 @@ macro_rules! slot_impl {
     };
 }
 
-slot_impl!(Slot64, i64, u64, i64, crate::layout::Variant::Int64);
-slot_impl!(Slot32, i32, u32, i32, crate::layout::Variant::Int32);
-slot_impl!(Slot16, i16, u32, i32, crate::layout::Variant::Int16);
+word_slot_impl!(Slot32, i32, u32, crate::layout::Variant::Int32);
+word_slot_impl!(Slot16, i16, u16, crate::layout::Variant::Int16);
+
+/// 16-byte compare-and-swap of `(lo, hi)` at `dst` (SeqCst): `Ok` on
+/// success, else the current contents.
+///
+/// # Safety
+/// `dst` must be 16-byte aligned, valid for reads and writes, and only
+/// accessed atomically by everybody else.
+#[cfg(all(target_arch = "x86_64", not(loom)))]
+#[inline(always)]
+unsafe fn cas128(dst: *mut u64, old: (u64, u64), new: (u64, u64)) -> Result<(), (u64, u64)> {
+    let (lo, hi): (u64, u64);
+    // SAFETY: the caller guarantees an aligned, valid 16-byte location;
+    // `supported()` checked the CPU has CMPXCHG16B. rbx may not be named
+    // as an operand (LLVM may use it), so the new low word goes through a
+    // scratch register swapped in and out around the instruction (if the
+    // allocator picks rbx itself for the scratch, both swaps are no-ops);
+    // the address is pinned to rdi so it can never be rbx. The locked
+    // instruction is a full barrier (SeqCst).
+    unsafe {
+        core::arch::asm!(
+            "xchg {tmp}, rbx",
+            "lock cmpxchg16b xmmword ptr [rdi]",
+            "mov rbx, {tmp}",
+            tmp = inout(reg) new.0 => _,
+            in("rdi") dst,
+            inout("rax") old.0 => lo,
+            inout("rdx") old.1 => hi,
+            in("rcx") new.1,
+            options(nostack),
+        );
+    }
+    // rdx:rax keep the expected value on success and receive the current,
+    // different, contents on failure.
+    if (lo, hi) == old {
+        Ok(())
+    } else {
+        Err((lo, hi))
+    }
+}
+
+/// 16-byte compare-and-swap, portable version (aarch64 and others) through
+/// `portable-atomic`, which is lock-free there (LDXP/STXP or CASP).
+///
+/// # Safety
+/// As for the x86_64 version.
+#[cfg(all(not(target_arch = "x86_64"), not(loom)))]
+#[inline(always)]
+unsafe fn cas128(dst: *mut u64, old: (u64, u64), new: (u64, u64)) -> Result<(), (u64, u64)> {
+    use portable_atomic::AtomicU128;
+    const _: () = assert!(AtomicU128::is_always_lock_free());
+    let join = |(lo, hi): (u64, u64)| u128::from(lo) | (u128::from(hi) << 64);
+    // SAFETY: aligned, valid, atomically accessed (caller).
+    let a = unsafe { AtomicU128::from_ptr(dst.cast::<u128>()) };
+    a.compare_exchange(join(old), join(new), Ordering::SeqCst, Ordering::SeqCst)
+        .map(|_| ())
+        .map_err(|cur| (cur as u64, (cur >> 64) as u64))
+}
+
+#[cfg(not(loom))]
+impl SlotOps<i64> for Slot64 {
+    #[inline(always)]
+    fn seq(&self) -> u64 {
+        self.seq.load(Ordering::SeqCst)
+    }
+    #[inline(always)]
+    fn diff(&self, seq: u64, pos: u64) -> i64 {
+        seq.wrapping_sub(pos) as i64
+    }
+    #[inline(always)]
+    fn publish(&self, pos: u64, v: i64) -> bool {
+        if self.seq.load(Ordering::Acquire) != pos {
+            return false;
+        }
+        // Nobody writes the value while the sequence says "free for pos"
+        // (every write is this same CAS), so it is the one the consumer of
+        // the last lap left; a stale read only costs a retry.
+        let mut old = self.val.load(Ordering::Relaxed) as u64;
+        for _ in 0..CAS_RETRIES {
+            // SYNC POINT: as in the word slots: publish value and sequence
+            // together, SeqCst (pairs with the waiters' announcement).
+            // SAFETY: the slot is 16-byte aligned (repr align and the
+            // region's layout), lives in a mapping that outlives `self`,
+            // and its two words are only ever accessed atomically.
+            match unsafe {
+                cas128(
+                    self.seq.as_ptr(),
+                    (pos, old),
+                    (pos.wrapping_add(1), v as u64),
+                )
+            } {
+                Ok(()) => return true,
+                Err((s, cur)) if s == pos => old = cur,
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+    #[inline(always)]
+    fn take(&self, pos: u64, next: u64) -> Option<i64> {
+        let want = pos.wrapping_add(1);
+        if self.seq.load(Ordering::Acquire) != want {
+            return None;
+        }
+        // Stable while the sequence stays `pos + 1`: the next write to the
+        // value needs the sequence at `next` first, and sequences never
+        // come back (64 bits).
+        let v = self.val.load(Ordering::Relaxed);
+        // SYNC POINT: taking is this CAS (SeqCst; see the word slots).
+        self.seq
+            .compare_exchange(want, next, Ordering::SeqCst, Ordering::Relaxed)
+            .ok()
+            .map(|_| v)
+    }
+    fn skip(&self, from: u64, to: u64) -> bool {
+        self.seq
+            .compare_exchange(from, to, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
+    }
+    #[inline(always)]
+    fn value(&self) -> i64 {
+        self.val.load(Ordering::Acquire)
+    }
+    fn init(&self, s: u64) {
+        self.seq.store(s, Ordering::Relaxed);
+        self.val.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Loom stand-in for the Int64 slot: loom has no 16-byte atomics, so the
+/// pair sits behind a model mutex. The models exercise the ring through
+/// Int32 slots, whose one-word CAS is the real code.
+#[cfg(loom)]
+pub struct Slot64 {
+    pair: loom::sync::Mutex<(u64, i64)>,
+}
+
+#[cfg(loom)]
+impl SlotOps<i64> for Slot64 {
+    fn seq(&self) -> u64 {
+        self.pair.lock().unwrap().0
+    }
+    fn diff(&self, seq: u64, pos: u64) -> i64 {
+        seq.wrapping_sub(pos) as i64
+    }
+    fn publish(&self, pos: u64, v: i64) -> bool {
+        let mut p = self.pair.lock().unwrap();
+        if p.0 != pos {
+            return false;
+        }
+        *p = (pos.wrapping_add(1), v);
+        true
+    }
+    fn take(&self, pos: u64, next: u64) -> Option<i64> {
+        let mut p = self.pair.lock().unwrap();
+        if p.0 != pos.wrapping_add(1) {
+            return None;
+        }
+        p.0 = next;
+        Some(p.1)
+    }
+    fn skip(&self, from: u64, to: u64) -> bool {
+        let mut p = self.pair.lock().unwrap();
+        if p.0 != from {
+            return false;
+        }
+        p.0 = to;
+        true
+    }
+    fn value(&self) -> i64 {
+        self.pair.lock().unwrap().1
+    }
+    fn init(&self, s: u64) {
+        *self.pair.lock().unwrap() = (s, 0);
+    }
+}
+
+impl Element for i64 {
+    type Slot = Slot64;
+    const VARIANT: crate::layout::Variant = crate::layout::Variant::Int64;
+    #[inline(always)]
+    fn from_i64(v: i64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn to_i64(self) -> i64 {
+        self
+    }
+    fn supported() -> bool {
+        #[cfg(all(target_arch = "x86_64", not(loom)))]
+        {
+            std::arch::is_x86_feature_detected!("cmpxchg16b")
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(loom))))]
+        {
+            true
+        }
+    }
+}
 
 /// Outcome of a non-blocking attempt that found no room or no item, telling
 /// a waiter whether sleeping is safe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Miss {
-    /// Really full (push) or really empty (pop): every claimed position is
-    /// published, so a sleeper will be woken by the next change.
+    /// Really full (push) or really empty (pop): a sleeper will be woken by
+    /// the next change.
     Settled,
-    /// A peer has claimed a position but not yet published it; sleeping now
-    /// could miss its wake-up, so the caller should spin and retry.
+    /// Pop only: the next position is reserved by a batch producer that
+    /// has not published it yet. Spin and retry; a position stuck for
+    /// [`REPAIR_AFTER_NS`] is given up by the retry.
     InFlight,
 }
 
-/// The ring: views of the head and tail counters and the slot array.
+/// Test hook: where a process kills itself inside the ring (see
+/// `DQS_TEST_KILL_POINT` in `intq.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hook {
+    /// No hook.
+    None,
+    /// After a push's slot CAS, before the `tail` hint moves.
+    PushClaimed,
+    /// After a pop's slot CAS, before the `head` hint moves (the item dies
+    /// with the process, as any item a consumer has received).
+    PopClaimed,
+    /// Inside a batch push, after reserving the run and publishing its
+    /// first item.
+    PushReserved,
+}
+
+#[cold]
+#[inline(never)]
+fn fire(hook: Hook) {
+    let _ = hook;
+    #[cfg(not(loom))]
+    // SAFETY: plain syscalls; SIGKILL cannot be caught.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+        loop {
+            libc::pause();
+        }
+    }
+}
+
+/// Shared state for giving up stuck reservations (see the module docs).
+#[derive(Clone, Copy)]
+pub struct Repair<'a> {
+    /// Position + 1 of the reservation last seen stuck (0: none).
+    pub stuck_pos: &'a AtomicU64,
+    /// CLOCK_MONOTONIC ns when it was first seen stuck.
+    pub stuck_since: &'a AtomicU64,
+    /// Positions given up (no item): subtracted from the push and pop
+    /// counts.
+    pub skipped: &'a AtomicU64,
+    /// Recoveries of any kind (stats).
+    pub recoveries: &'a AtomicU64,
+    /// How long a position must stay stuck before it is given up.
+    pub after_ns: u64,
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (vDSO; a few ns).
+fn monotonic_ns() -> u64 {
+    #[cfg(not(loom))]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        (ts.tv_sec as u64)
+            .wrapping_mul(1_000_000_000)
+            .wrapping_add(ts.tv_nsec as u64)
+    }
+    #[cfg(loom)]
+    {
+        u64::MAX / 2
+    }
+}
+
+/// The ring: views of the head and tail hints and the slot array.
 ///
 /// The counters and slots usually live in a shared mapping; the ring only
 /// borrows them.
@@ -157,10 +555,14 @@ pub struct Ring<'a, T: Element> {
     tail: &'a AtomicU64,
     slots: &'a [T::Slot],
     mask: u64,
+    repair: Option<Repair<'a>>,
+    hook: Hook,
 }
 
 impl<'a, T: Element> Ring<'a, T> {
-    /// A ring over `slots` (whose length is a power of two).
+    /// A ring over `slots` (whose length is a power of two), without
+    /// repair of stuck reservations (a stuck position stays
+    /// [`Miss::InFlight`]).
     pub fn new(head: &'a AtomicU64, tail: &'a AtomicU64, slots: &'a [T::Slot]) -> Self {
         debug_assert!(slots.len().is_power_of_two());
         Ring {
@@ -168,7 +570,23 @@ impl<'a, T: Element> Ring<'a, T> {
             tail,
             slots,
             mask: slots.len() as u64 - 1,
+            repair: None,
+            hook: Hook::None,
         }
+    }
+
+    /// The same ring, giving up stuck reservations as `repair` says.
+    #[inline(always)]
+    pub fn with_repair(mut self, repair: Repair<'a>) -> Self {
+        self.repair = Some(repair);
+        self
+    }
+
+    /// The same ring with a test kill hook.
+    #[inline(always)]
+    pub fn with_hook(mut self, hook: Hook) -> Self {
+        self.hook = hook;
+        self
     }
 
     /// Set every slot free for lap 0 and both counters to 0. Create only.
@@ -193,108 +611,120 @@ impl<'a, T: Element> Ring<'a, T> {
         self.mask + 1
     }
 
+    #[inline(always)]
+    fn hit(&self, here: Hook) {
+        if self.hook != Hook::None && self.hook == here {
+            fire(here);
+        }
+    }
+
+    /// Where to look after finding `pos` already done: the hint if it is
+    /// ahead, else the next position.
+    #[inline(always)]
+    fn step(hint: &AtomicU64, pos: u64) -> u64 {
+        let h = hint.load(Ordering::Relaxed);
+        if (h.wrapping_sub(pos) as i64) > 0 {
+            h
+        } else {
+            pos.wrapping_add(1)
+        }
+    }
+
     /// Push `v` if there is room.
     #[inline]
     pub fn try_push(&self, v: T) -> Result<(), Miss> {
         let mut pos = self.tail.load(Ordering::Relaxed);
-        loop {
+        for _ in 0..MAX_WALK {
             let slot = self.slot(pos);
-            let seq = slot.seq();
-            let d = slot.diff(seq, pos);
+            let d = slot.diff(slot.seq(), pos);
             if d == 0 {
-                // SYNC POINT: the SeqCst CAS on tail pairs with the SeqCst
-                // waiter announcement + tail load in `wait.rs`: either this
-                // producer's later waiter check sees the consumer waiting, or
-                // the consumer sees this claim and does not sleep.
-                match self.tail.compare_exchange_weak(
-                    pos,
-                    pos.wrapping_add(1),
-                    Ordering::SeqCst,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        slot.set_value(v);
-                        // SYNC POINT: release the value to the consumer
-                        // that acquires `seq == pos + 1`.
-                        slot.set_seq(pos.wrapping_add(1));
-                        return Ok(());
-                    }
-                    Err(cur) => pos = cur,
+                if slot.publish(pos, v) {
+                    self.hit(Hook::PushClaimed);
+                    self.tail.store(pos.wrapping_add(1), Ordering::Relaxed);
+                    return Ok(());
                 }
+                // Somebody else filled it: look again.
             } else if d < 0 {
-                // The slot still holds last lap's value. Full, unless a
-                // consumer has claimed it and is about to release it.
-                let head = self.head.load(Ordering::SeqCst);
-                return Err(if pos.wrapping_sub(head) < self.capacity() {
-                    Miss::InFlight
-                } else {
-                    Miss::Settled
-                });
+                // The slot still holds last lap's value: full.
+                return Err(Miss::Settled);
             } else {
-                pos = self.tail.load(Ordering::Relaxed);
+                pos = Self::step(self.tail, pos);
             }
         }
+        Err(Miss::Settled)
     }
 
     /// Pop the oldest value if there is one.
     #[inline]
     pub fn try_pop(&self) -> Result<T, Miss> {
         let mut pos = self.head.load(Ordering::Relaxed);
-        loop {
+        for _ in 0..MAX_WALK {
             let slot = self.slot(pos);
-            let seq = slot.seq();
-            let d = slot.diff(seq, pos.wrapping_add(1));
+            let d = slot.diff(slot.seq(), pos.wrapping_add(1));
             if d == 0 {
-                // SYNC POINT: as in try_push, with the roles swapped.
-                match self.head.compare_exchange_weak(
-                    pos,
-                    pos.wrapping_add(1),
-                    Ordering::SeqCst,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        let v = slot.value();
-                        // SYNC POINT: free the slot for the producer of the
-                        // next lap, which acquires `seq == pos + capacity`.
-                        slot.set_seq(pos.wrapping_add(self.capacity()));
-                        return Ok(v);
-                    }
-                    Err(cur) => pos = cur,
+                if let Some(v) = slot.take(pos, pos.wrapping_add(self.capacity())) {
+                    self.hit(Hook::PopClaimed);
+                    self.head.store(pos.wrapping_add(1), Ordering::Relaxed);
+                    return Ok(v);
                 }
             } else if d < 0 {
-                // Not yet published. Empty, unless a producer has claimed
-                // this position and is about to publish it.
-                let tail = self.tail.load(Ordering::SeqCst);
-                return Err(if tail != pos {
-                    Miss::InFlight
-                } else {
-                    Miss::Settled
-                });
+                match self.unpublished(pos) {
+                    Some(m) => return Err(m),
+                    None => continue,
+                }
             } else {
-                pos = self.head.load(Ordering::Relaxed);
+                pos = Self::step(self.head, pos);
             }
         }
+        Err(Miss::Settled)
     }
 
-    /// Push the longest prefix of `vals` that fits, claiming it with one
-    /// CAS; returns how many went in (at least one unless `vals` is empty).
+    /// A consumer found position `pos` not published. Empty, unless a
+    /// batch reservation covers it; a reservation stuck long enough is
+    /// given up (then `None`: look again).
+    #[cold]
+    fn unpublished(&self, pos: u64) -> Option<Miss> {
+        let tail = self.tail.load(Ordering::SeqCst);
+        // `tail` in (pos, pos + capacity]: reserved, not yet published.
+        if tail.wrapping_sub(pos).wrapping_sub(1) >= self.capacity() {
+            return Some(Miss::Settled);
+        }
+        let Some(r) = self.repair else {
+            return Some(Miss::InFlight);
+        };
+        if r.after_ns > 0 {
+            let now = monotonic_ns();
+            let key = pos.wrapping_add(1);
+            if r.stuck_pos.load(Ordering::Relaxed) != key {
+                // First sighting: start the clock (racy between consumers;
+                // a lost update only moves the repair a little).
+                r.stuck_since.store(now, Ordering::Relaxed);
+                r.stuck_pos.store(key, Ordering::Relaxed);
+                return Some(Miss::InFlight);
+            }
+            if now.wrapping_sub(r.stuck_since.load(Ordering::Relaxed)) < r.after_ns {
+                return Some(Miss::InFlight);
+            }
+        }
+        // RECOVERY: give the position up. Its producer, if alive, fails its
+        // publish CAS and places the item elsewhere.
+        if self.slot(pos).skip(pos, pos.wrapping_add(self.capacity())) {
+            r.skipped.fetch_add(1, Ordering::Relaxed);
+            r.recoveries.fetch_add(1, Ordering::Relaxed);
+        }
+        None
+    }
+
+    /// Push the longest prefix of `vals` that fits; returns how many went
+    /// in (possibly 0 when peers took the room first: call again).
     ///
-    /// Batch reservation: the producer checks that the slots of positions
-    /// `tail .. tail + m` are all free for this lap (`seq == pos + i`),
-    /// claims them all with one CAS of `tail` from `pos` to `pos + m`, then
-    /// fills and publishes each. A batch of `k` costs one contended atomic
-    /// instead of `k`. `m` is the free prefix (at most `vals.len()`): a slot
-    /// still holding last lap's value ends it, and the caller pushes the
-    /// rest with another call. A blind `fetch_add(k)` (as LCRQ-style rings
-    /// do) could claim positions whose slots are not free and leave them
-    /// unpublished for an unbounded time, which would break the promise
-    /// that a claimed position is published promptly; checking first and
-    /// claiming with a CAS keeps it.
-    ///
-    /// The prefix check is stable until the CAS: slot `pos + i` leaves
-    /// `seq == pos + i` only when the producer that claimed position
-    /// `pos + i` publishes it, and nobody has claimed it while `tail` is
-    /// still `pos` (the counters only grow).
+    /// Checks that the slots of `tail .. tail + m` are free, reserves them
+    /// with one CAS of `tail`, then publishes value after value, each into
+    /// the next reserved slot that is still free for its position. A slot
+    /// a peer filled (its `tail` hint was behind) or a consumer gave up is
+    /// passed over with the same value, so the values go in order into
+    /// increasing positions and none is lost; at most the tail of `vals`
+    /// is left for the caller's next call.
     #[inline]
     pub fn try_push_batch(&self, vals: &[T]) -> Result<usize, Miss> {
         if vals.is_empty() {
@@ -302,7 +732,7 @@ impl<'a, T: Element> Ring<'a, T> {
         }
         let want = (vals.len() as u64).min(self.capacity());
         let mut pos = self.tail.load(Ordering::Relaxed);
-        loop {
+        for _ in 0..MAX_WALK {
             let slot = self.slot(pos);
             let d = slot.diff(slot.seq(), pos);
             if d == 0 {
@@ -310,17 +740,22 @@ impl<'a, T: Element> Ring<'a, T> {
                 while m < want {
                     let p = pos.wrapping_add(m);
                     let s = self.slot(p);
-                    // Acquire (in `seq`): the consumer of last lap has read
-                    // the old value before it released the slot to us.
                     if s.diff(s.seq(), p) != 0 {
                         break;
                     }
                     m += 1;
                 }
-                // SYNC POINT: the same SeqCst claim as in try_push, for all
-                // `m` positions at once; a consumer about to sleep on an
-                // empty ring either sees `tail` move or is seen waiting by
-                // our wake call, which the caller makes for `m` items.
+                if m == 1 {
+                    // No run to reserve: a plain push.
+                    if slot.publish(pos, vals[0]) {
+                        self.tail.store(pos.wrapping_add(1), Ordering::Relaxed);
+                        return Ok(1);
+                    }
+                    continue;
+                }
+                // SYNC POINT: the reservation. Producers that read `tail`
+                // after it start past the run; one that read it before may
+                // still fill a slot of it, which the publish CAS settles.
                 match self.tail.compare_exchange_weak(
                     pos,
                     pos.wrapping_add(m),
@@ -328,112 +763,95 @@ impl<'a, T: Element> Ring<'a, T> {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
-                        for (i, &v) in vals[..m as usize].iter().enumerate() {
-                            let p = pos.wrapping_add(i as u64);
-                            let s = self.slot(p);
-                            s.set_value(v);
-                            // SYNC POINT: release each value to the consumer
-                            // that acquires `seq == p + 1`; earlier items
-                            // are consumable while later ones are filled.
-                            s.set_seq(p.wrapping_add(1));
+                        let mut n = 0usize;
+                        for i in 0..m {
+                            let p = pos.wrapping_add(i);
+                            if self.slot(p).publish(p, vals[n]) {
+                                n += 1;
+                                if n == 1 {
+                                    self.hit(Hook::PushReserved);
+                                }
+                            }
                         }
-                        return Ok(m as usize);
+                        return Ok(n);
                     }
                     Err(cur) => pos = cur,
                 }
             } else if d < 0 {
-                let head = self.head.load(Ordering::SeqCst);
-                return Err(if pos.wrapping_sub(head) < self.capacity() {
-                    Miss::InFlight
-                } else {
-                    Miss::Settled
-                });
+                return Err(Miss::Settled);
             } else {
-                pos = self.tail.load(Ordering::Relaxed);
+                pos = Self::step(self.tail, pos);
             }
         }
+        Err(Miss::Settled)
     }
 
-    /// Pop the longest published run at the front, up to `out.len()` items,
-    /// with one CAS; returns how many were written to `out` (at least one
-    /// unless `out` is empty).
-    ///
-    /// The mirror image of [`Ring::try_push_batch`]: check that positions
-    /// `head .. head + m` are published for this lap (`seq == pos + i + 1`),
-    /// claim them with one CAS of `head` by `m`, then read each value and
-    /// free its slot for the next lap. A position claimed by a producer but
-    /// not yet published ends the run.
+    /// Pop up to `out.len()` items in queue order, slot by slot; returns
+    /// how many were written to `out` (at least one unless `out` is empty).
     #[inline]
     pub fn try_pop_batch(&self, out: &mut [T]) -> Result<usize, Miss> {
         if out.is_empty() {
             return Ok(0);
         }
-        let want = (out.len() as u64).min(self.capacity());
+        let cap = self.capacity();
         let mut pos = self.head.load(Ordering::Relaxed);
-        loop {
+        let mut n = 0usize;
+        let mut walked = 0u32;
+        while n < out.len() {
             let slot = self.slot(pos);
             let d = slot.diff(slot.seq(), pos.wrapping_add(1));
             if d == 0 {
-                let mut m = 1u64;
-                while m < want {
-                    let p = pos.wrapping_add(m);
-                    let s = self.slot(p);
-                    // Acquire (in `seq`): pairs with the producer's
-                    // publishing store, so its value is visible below.
-                    if s.diff(s.seq(), p.wrapping_add(1)) != 0 {
-                        break;
-                    }
-                    m += 1;
-                }
-                // SYNC POINT: as in try_push_batch, with the roles swapped.
-                match self.head.compare_exchange_weak(
-                    pos,
-                    pos.wrapping_add(m),
-                    Ordering::SeqCst,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        for (i, o) in out[..m as usize].iter_mut().enumerate() {
-                            let p = pos.wrapping_add(i as u64);
-                            let s = self.slot(p);
-                            *o = s.value();
-                            // SYNC POINT: free the slot for the producer of
-                            // the next lap (acquires `seq == p + capacity`).
-                            s.set_seq(p.wrapping_add(self.capacity()));
-                        }
-                        return Ok(m as usize);
-                    }
-                    Err(cur) => pos = cur,
+                if let Some(v) = slot.take(pos, pos.wrapping_add(cap)) {
+                    // SAFETY of the index: n < out.len() (loop condition).
+                    out[n] = v;
+                    n += 1;
+                    pos = pos.wrapping_add(1);
+                    continue;
                 }
             } else if d < 0 {
-                let tail = self.tail.load(Ordering::SeqCst);
-                return Err(if tail != pos {
-                    Miss::InFlight
-                } else {
-                    Miss::Settled
-                });
+                if n > 0 {
+                    break;
+                }
+                match self.unpublished(pos) {
+                    Some(m) => return Err(m),
+                    None => continue,
+                }
+            } else if n == 0 {
+                pos = Self::step(self.head, pos);
             } else {
-                pos = self.head.load(Ordering::Relaxed);
+                // A peer took this one; our run continues after it.
+                pos = pos.wrapping_add(1);
+            }
+            walked += 1;
+            if walked >= MAX_WALK {
+                break;
             }
         }
+        if n == 0 {
+            return Err(Miss::Settled);
+        }
+        self.head.store(pos, Ordering::Relaxed);
+        Ok(n)
     }
 
     /// Best-effort look at the oldest value without taking it.
     pub fn peek(&self) -> Option<T> {
-        for _ in 0..64 {
-            let pos = self.head.load(Ordering::Acquire);
+        let mut pos = self.head.load(Ordering::Acquire);
+        for _ in 0..MAX_WALK {
             let slot = self.slot(pos);
             let seq = slot.seq();
-            if slot.diff(seq, pos.wrapping_add(1)) != 0 {
-                if self.head.load(Ordering::Acquire) == pos {
-                    return None;
-                }
+            let d = slot.diff(seq, pos.wrapping_add(1));
+            if d < 0 {
+                return None;
+            }
+            if d > 0 {
+                pos = Self::step(self.head, pos);
                 continue;
             }
             let v = slot.value();
-            // The value is the one published for `pos` only if nobody popped
+            // The value is the one published for `pos` only if nobody took
             // it (and a producer refilled the slot) meanwhile.
-            if slot.seq() == seq && self.head.load(Ordering::Acquire) == pos {
+            if slot.seq() == seq {
                 return Some(v);
             }
             spin_hint();
@@ -441,10 +859,25 @@ impl<'a, T: Element> Ring<'a, T> {
         None
     }
 
+    /// The first position at or after `hint` not yet finished from one
+    /// side: published (`producer`) or taken (consumer). At most one lap.
+    fn settle(&self, hint: u64, producer: bool) -> u64 {
+        let mut p = hint;
+        for _ in 0..self.capacity() {
+            let s = self.slot(p);
+            let target = if producer { p } else { p.wrapping_add(1) };
+            if s.diff(s.seq(), target) <= 0 {
+                break;
+            }
+            p = p.wrapping_add(1);
+        }
+        p
+    }
+
     /// Items in the ring, clamped to `0..=capacity`.
     pub fn len(&self) -> u64 {
-        let head = self.head.load(Ordering::Acquire);
-        let tail = self.tail.load(Ordering::Acquire);
+        let head = self.popped();
+        let tail = self.pushed();
         let n = tail.wrapping_sub(head);
         if n > (1 << 62) {
             0
@@ -458,14 +891,15 @@ impl<'a, T: Element> Ring<'a, T> {
         self.len() == 0
     }
 
-    /// Positions claimed so far by producers (== successful pushes).
+    /// Positions published so far (successful pushes plus given-up
+    /// positions), exact when nobody is mid-operation.
     pub fn pushed(&self) -> u64 {
-        self.tail.load(Ordering::Relaxed)
+        self.settle(self.tail.load(Ordering::Acquire), true)
     }
 
-    /// Positions claimed so far by consumers (== successful pops).
+    /// Positions taken so far (successful pops plus given-up positions).
     pub fn popped(&self) -> u64 {
-        self.head.load(Ordering::Relaxed)
+        self.settle(self.head.load(Ordering::Acquire), false)
     }
 }
 
@@ -478,12 +912,21 @@ where
     (0..n).map(|_| T::Slot::default()).collect()
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 impl Default for Slot64 {
     fn default() -> Self {
         Slot64 {
             seq: AtomicU64::new(0),
-            val: AtomicI64::new(0),
+            val: crate::sync::AtomicI64::new(0),
+        }
+    }
+}
+
+#[cfg(all(test, loom))]
+impl Default for Slot64 {
+    fn default() -> Self {
+        Slot64 {
+            pair: loom::sync::Mutex::new((0, 0)),
         }
     }
 }
@@ -492,8 +935,7 @@ impl Default for Slot64 {
 impl Default for Slot32 {
     fn default() -> Self {
         Slot32 {
-            seq: AtomicU32::new(0),
-            val: AtomicI32::new(0),
+            word: AtomicU64::new(0),
         }
     }
 }
@@ -502,9 +944,7 @@ impl Default for Slot32 {
 impl Default for Slot16 {
     fn default() -> Self {
         Slot16 {
-            seq: AtomicU32::new(0),
-            val: AtomicI16::new(0),
-            _pad: 0,
+            word: AtomicU64::new(0),
         }
     }
 }
@@ -523,6 +963,67 @@ mod tests {
         let r = Ring::<T>::new(&head, &tail, &slots);
         r.init();
         f(&r)
+    }
+
+    struct RepairState {
+        stuck_pos: AtomicU64,
+        stuck_since: AtomicU64,
+        skipped: AtomicU64,
+        recoveries: AtomicU64,
+    }
+
+    impl RepairState {
+        fn new() -> Self {
+            RepairState {
+                stuck_pos: AtomicU64::new(0),
+                stuck_since: AtomicU64::new(0),
+                skipped: AtomicU64::new(0),
+                recoveries: AtomicU64::new(0),
+            }
+        }
+        fn repair(&self, after_ns: u64) -> Repair<'_> {
+            Repair {
+                stuck_pos: &self.stuck_pos,
+                stuck_since: &self.stuck_since,
+                skipped: &self.skipped,
+                recoveries: &self.recoveries,
+                after_ns,
+            }
+        }
+    }
+
+    #[test]
+    fn cas128_swaps_both_words_or_reports_them() {
+        let s = Slot64::default();
+        s.init(5);
+        assert!(!s.publish(4, 1), "not free for position 4");
+        assert!(s.publish(5, -7));
+        assert_eq!((s.seq(), s.value()), (6, -7));
+        assert!(!s.publish(5, 8), "a second publish for 5 must fail");
+        assert_eq!(s.take(4, 9), None, "wrong position");
+        assert_eq!(s.take(5, 9), Some(-7));
+        assert_eq!(s.take(5, 9), None, "taken once");
+        assert!(s.publish(9, i64::MIN));
+        assert_eq!(s.value(), i64::MIN);
+        assert!(i64::supported());
+    }
+
+    #[test]
+    fn word_slots_keep_sequence_and_value_apart() {
+        let s = Slot16::default();
+        s.init(u32::MAX as u64);
+        assert!(s.publish(u32::MAX as u64, -2));
+        assert_eq!(s.seq(), 0, "32-bit sequence wraps");
+        assert_eq!(s.value(), -2);
+        assert_eq!(s.word.load(Ordering::Relaxed) >> 48, 0, "padding stays 0");
+        assert_eq!(s.take(u32::MAX as u64, 7), Some(-2));
+        let s = Slot32::default();
+        s.init(3);
+        assert!(s.publish(3, i32::MIN));
+        assert_eq!(s.take(3, 11), Some(i32::MIN));
+        assert!(s.skip(11, 19));
+        assert!(!s.skip(11, 19));
+        assert_eq!(s.seq(), 19);
     }
 
     #[test]
@@ -606,13 +1107,44 @@ mod tests {
     }
 
     #[test]
+    fn hints_left_behind_by_a_killed_process_are_stepped_over() {
+        let head = AtomicU64::new(0);
+        let tail = AtomicU64::new(0);
+        let slots = heap_slots::<i64>(4);
+        let r = Ring::<i64>::new(&head, &tail, &slots);
+        r.init();
+        // A producer published position 0 and died before moving `tail`.
+        assert!(slots[0].publish(0, 10));
+        assert_eq!(tail.load(Ordering::Relaxed), 0);
+        assert_eq!((r.pushed(), r.len()), (1, 1));
+        r.try_push(11).unwrap();
+        assert_eq!(tail.load(Ordering::Relaxed), 2);
+        // A consumer took position 0 and died before moving `head`.
+        assert_eq!(slots[0].take(0, 4), Some(10));
+        assert_eq!((r.popped(), r.len()), (1, 1));
+        assert_eq!(r.peek(), Some(11));
+        assert_eq!(r.try_pop(), Ok(11));
+        assert_eq!(head.load(Ordering::Relaxed), 2);
+        // Hints moved backwards by a slow peer's late store: still right.
+        r.try_push_batch(&[12, 13, 14]).unwrap();
+        tail.store(1, Ordering::Relaxed);
+        head.store(0, Ordering::Relaxed);
+        assert_eq!((r.pushed(), r.popped(), r.len()), (5, 2, 3));
+        r.try_push(15).unwrap();
+        assert_eq!(r.try_push(16), Err(Miss::Settled));
+        let mut out = [0; 8];
+        assert_eq!(r.try_pop_batch(&mut out), Ok(4));
+        assert_eq!(out[..4], [12, 13, 14, 15]);
+    }
+
+    #[test]
     fn batch_push_takes_the_free_prefix_and_batch_pop_the_published_run() {
         with_ring::<i64, _>(4, |r| {
             assert_eq!(r.try_push_batch(&[]), Ok(0));
             assert_eq!(r.try_pop_batch(&mut []), Ok(0));
             assert_eq!(r.try_pop_batch(&mut [0; 4]), Err(Miss::Settled));
             assert_eq!(r.try_push_batch(&[1, 2, 3, 4, 5, 6]), Ok(4));
-            assert_eq!(r.pushed(), 4, "one claim of four positions");
+            assert_eq!(r.tail.load(Ordering::Relaxed), 4, "one reservation");
             assert_eq!(r.try_push_batch(&[9]), Err(Miss::Settled));
             let mut out = [0; 3];
             assert_eq!(r.try_pop_batch(&mut out), Ok(3));
@@ -627,43 +1159,123 @@ mod tests {
         });
     }
 
+    /// Reserve `n` positions from the current tail the way a batch
+    /// producer does, without publishing anything (a producer that stops
+    /// or dies right after its reservation).
+    fn reserve(tail: &AtomicU64, n: u64) -> u64 {
+        tail.fetch_add(n, Ordering::SeqCst)
+    }
+
     #[test]
-    fn batch_pop_stops_at_a_claimed_but_unpublished_position() {
+    fn an_unpublished_reservation_is_in_flight_until_published() {
         let head = AtomicU64::new(0);
         let tail = AtomicU64::new(0);
         let slots = heap_slots::<i64>(4);
         let r = Ring::<i64>::new(&head, &tail, &slots);
         r.init();
         assert_eq!(r.try_push_batch(&[1, 2]), Ok(2));
-        // A producer claims position 2 and has not published it yet.
-        tail.store(3, Ordering::SeqCst);
+        let at = reserve(&tail, 1);
         let mut out = [0; 4];
         assert_eq!(r.try_pop_batch(&mut out), Ok(2));
         assert_eq!(out[..2], [1, 2]);
         assert_eq!(r.try_pop_batch(&mut out), Err(Miss::InFlight));
-        slots[2].set_value(3);
-        slots[2].set_seq(3);
+        assert_eq!(r.try_pop(), Err(Miss::InFlight));
+        assert!(slots[(at & 3) as usize].publish(at, 3));
         assert_eq!(r.try_pop_batch(&mut out), Ok(1));
         assert_eq!(out[0], 3);
         assert_eq!(r.try_pop_batch(&mut out), Err(Miss::Settled));
     }
 
     #[test]
-    fn batch_push_stops_at_a_claimed_but_unreleased_slot() {
+    fn a_stuck_reservation_is_given_up_after_the_bound_and_the_slow_producer_goes_on() {
         let head = AtomicU64::new(0);
         let tail = AtomicU64::new(0);
-        let slots = heap_slots::<i64>(2);
+        let slots = heap_slots::<i32>(4);
+        let st = RepairState::new();
+        let r = Ring::<i32>::new(&head, &tail, &slots).with_repair(st.repair(20_000_000));
+        r.init();
+        let at = reserve(&tail, 2);
+        r.try_push(7).unwrap(); // after the reservation
+        let t0 = std::time::Instant::now();
+        let got = loop {
+            match r.try_pop() {
+                Ok(v) => break v,
+                Err(Miss::InFlight) => std::thread::yield_now(),
+                Err(Miss::Settled) => panic!("a reservation is not empty"),
+            }
+        };
+        let waited = t0.elapsed();
+        assert_eq!(got, 7);
+        assert!(waited.as_millis() >= 19, "given up after {waited:?}");
+        assert_eq!(st.skipped.load(Ordering::Relaxed), 2);
+        assert_eq!(st.recoveries.load(Ordering::Relaxed), 2);
+        // The reserving producer wakes up: its publishes fail, nothing is
+        // overwritten, and it pushes its items again.
+        assert!(!slots[at as usize].publish(at, 100));
+        assert!(!slots[at as usize + 1].publish(at + 1, 101));
+        assert_eq!(r.try_push_batch(&[100, 101]), Ok(2));
+        let mut out = [0; 4];
+        assert_eq!(r.try_pop_batch(&mut out), Ok(2));
+        assert_eq!(out[..2], [100, 101]);
+        assert_eq!((r.pushed(), r.popped()), (5, 5), "skips count as positions");
+    }
+
+    #[test]
+    fn a_batch_whose_slots_were_taken_by_peers_keeps_its_order() {
+        let head = AtomicU64::new(0);
+        let tail = AtomicU64::new(0);
+        let slots = heap_slots::<i64>(8);
         let r = Ring::<i64>::new(&head, &tail, &slots);
         r.init();
-        assert_eq!(r.try_push_batch(&[1, 2]), Ok(2));
-        assert_eq!(r.try_push_batch(&[3]), Err(Miss::Settled));
-        // A consumer claims position 0 and has not released its slot yet.
-        head.store(1, Ordering::SeqCst);
-        assert_eq!(r.try_push_batch(&[3, 4]), Err(Miss::InFlight));
-        slots[0].set_seq(2);
-        assert_eq!(r.try_push_batch(&[3, 4]), Ok(1));
-        assert_eq!(r.try_pop(), Ok(2));
-        assert_eq!(r.try_pop(), Ok(3));
+        // A peer with a stale tail hint fills position 1 inside what the
+        // batch is about to reserve: reserve first, as the batch would...
+        let p = reserve(&tail, 3);
+        assert!(slots[1].publish(1, 50));
+        // ...and publish the way try_push_batch does after its CAS.
+        let vals = [1, 2, 3];
+        let mut n = 0;
+        for i in 0..3 {
+            let q = p + i;
+            if slots[q as usize].publish(q, vals[n]) {
+                n += 1;
+            }
+        }
+        assert_eq!(n, 2, "one value left for the next call");
+        assert_eq!(r.try_push_batch(&vals[n..]), Ok(1));
+        let mut out = [0; 8];
+        assert_eq!(r.try_pop_batch(&mut out), Ok(4));
+        assert_eq!(out[..4], [1, 50, 2, 3]);
+    }
+
+    #[test]
+    fn hostile_counters_and_sequences_never_hang_or_panic() {
+        let head = AtomicU64::new(0);
+        let tail = AtomicU64::new(0);
+        let slots = heap_slots::<i32>(4);
+        let st = RepairState::new();
+        let r = Ring::<i32>::new(&head, &tail, &slots).with_repair(st.repair(0));
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..20_000 {
+            match rnd() % 4 {
+                0 => head.store(rnd(), Ordering::Relaxed),
+                1 => tail.store(rnd(), Ordering::Relaxed),
+                _ => slots[(rnd() & 3) as usize]
+                    .word
+                    .store(rnd(), Ordering::Relaxed),
+            }
+            let _ = r.try_push(1);
+            let _ = r.try_pop();
+            let _ = r.try_push_batch(&[1, 2, 3]);
+            let _ = r.try_pop_batch(&mut [0; 3]);
+            let _ = r.peek();
+            assert!(r.len() <= 4);
+        }
     }
 
     #[test]
@@ -704,25 +1316,46 @@ mod tests {
         }
     }
 
-    #[test]
-    fn threads_with_batches_lose_and_duplicate_nothing_and_keep_order() {
+    /// Two producers (batches of varying size, or single pushes) and two
+    /// consumers (batches or single pops) on a ring of 16, with the
+    /// repair bound at 0 so reservations are given up as soon as a
+    /// consumer meets one: nothing lost, nothing duplicated, each
+    /// producer's items in order at each consumer.
+    fn threads_mixed(batches: bool, after_ns: u64) {
         use std::sync::Arc;
-        let head = Arc::new(AtomicU64::new(0));
-        let tail = Arc::new(AtomicU64::new(0));
-        let slots: Arc<Vec<Slot64>> = Arc::new(heap_slots::<i64>(16));
-        Ring::<i64>::new(&head, &tail, &slots).init();
+        struct S {
+            head: AtomicU64,
+            tail: AtomicU64,
+            slots: Vec<Slot64>,
+            st: RepairState,
+        }
+        let s = Arc::new(S {
+            head: AtomicU64::new(0),
+            tail: AtomicU64::new(0),
+            slots: heap_slots::<i64>(16),
+            st: RepairState::new(),
+        });
+        fn ring(s: &S, after_ns: u64) -> Ring<'_, i64> {
+            Ring::<i64>::new(&s.head, &s.tail, &s.slots).with_repair(s.st.repair(after_ns))
+        }
+        ring(&s, after_ns).init();
         const PER: i64 = 20_000;
         let mut producers = vec![];
         for p in 0..2i64 {
-            let (h, t, s) = (head.clone(), tail.clone(), slots.clone());
+            let s = s.clone();
             producers.push(std::thread::spawn(move || {
-                let r = Ring::<i64>::new(&h, &t, &s);
+                let r = ring(&s, after_ns);
                 let vals: Vec<i64> = (0..PER).map(|i| p * PER + i).collect();
                 let mut i = 0usize;
                 let mut k = 1usize;
                 while i < vals.len() {
                     let end = (i + k).min(vals.len());
-                    match r.try_push_batch(&vals[i..end]) {
+                    let res = if batches && p == 0 {
+                        r.try_push_batch(&vals[i..end])
+                    } else {
+                        r.try_push(vals[i]).map(|()| 1)
+                    };
+                    match res {
                         Ok(n) => i += n,
                         Err(_) => std::thread::yield_now(),
                     }
@@ -733,14 +1366,22 @@ mod tests {
         let taken = Arc::new(AtomicU64::new(0));
         let mut consumers = vec![];
         for c in 0..2usize {
-            let (h, t, s, taken) = (head.clone(), tail.clone(), slots.clone(), taken.clone());
+            let (s, taken) = (s.clone(), taken.clone());
             consumers.push(std::thread::spawn(move || {
-                let r = Ring::<i64>::new(&h, &t, &s);
+                let r = ring(&s, after_ns);
                 let mut got = vec![];
                 let mut buf = [0i64; 12];
                 let mut k = c + 1;
                 while taken.load(Ordering::Relaxed) < 2 * PER as u64 {
-                    match r.try_pop_batch(&mut buf[..k]) {
+                    let res = if batches && c == 0 {
+                        r.try_pop_batch(&mut buf[..k])
+                    } else {
+                        r.try_pop().map(|v| {
+                            buf[0] = v;
+                            1
+                        })
+                    };
+                    match res {
                         Ok(n) => {
                             got.extend_from_slice(&buf[..n]);
                             taken.fetch_add(n as u64, Ordering::Relaxed);
@@ -758,7 +1399,6 @@ mod tests {
         let mut all = vec![];
         for c in consumers {
             let got = c.join().unwrap();
-            // One consumer sees each producer's items in push order.
             for p in 0..2 {
                 let mine: Vec<i64> = got.iter().copied().filter(|v| v / PER == p).collect();
                 assert!(
@@ -770,46 +1410,25 @@ mod tests {
         }
         all.sort_unstable();
         assert_eq!(all, (0..2 * PER).collect::<Vec<_>>());
+        let r = ring(&s, after_ns);
+        let skipped = s.st.skipped.load(Ordering::Relaxed);
+        assert_eq!(r.pushed() - skipped, 2 * PER as u64);
+        assert_eq!(r.popped() - skipped, 2 * PER as u64);
     }
 
     #[test]
     fn threads_lose_and_duplicate_nothing() {
-        use std::sync::Arc;
-        let head = Arc::new(AtomicU64::new(0));
-        let tail = Arc::new(AtomicU64::new(0));
-        let slots: Arc<Vec<Slot64>> = Arc::new(heap_slots::<i64>(16));
-        Ring::<i64>::new(&head, &tail, &slots).init();
-        const PER: i64 = 20_000;
-        let mut hs = vec![];
-        for p in 0..2i64 {
-            let (h, t, s) = (head.clone(), tail.clone(), slots.clone());
-            hs.push(std::thread::spawn(move || {
-                let r = Ring::<i64>::new(&h, &t, &s);
-                for i in 0..PER {
-                    while r.try_push(p * PER + i).is_err() {
-                        std::thread::yield_now();
-                    }
-                }
-                Vec::new()
-            }));
-        }
-        for _ in 0..2 {
-            let (h, t, s) = (head.clone(), tail.clone(), slots.clone());
-            hs.push(std::thread::spawn(move || {
-                let r = Ring::<i64>::new(&h, &t, &s);
-                let mut got = vec![];
-                while (got.len() as i64) < PER {
-                    match r.try_pop() {
-                        Ok(v) => got.push(v),
-                        Err(_) => std::thread::yield_now(),
-                    }
-                }
-                got
-            }));
-        }
-        let mut all: Vec<i64> = hs.into_iter().flat_map(|h| h.join().unwrap()).collect();
-        all.sort_unstable();
-        assert_eq!(all, (0..2 * PER).collect::<Vec<_>>());
+        threads_mixed(false, REPAIR_AFTER_NS);
+    }
+
+    #[test]
+    fn threads_with_batches_lose_and_duplicate_nothing_and_keep_order() {
+        threads_mixed(true, REPAIR_AFTER_NS);
+    }
+
+    #[test]
+    fn threads_with_instant_repairs_lose_and_duplicate_nothing() {
+        threads_mixed(true, 0);
     }
 }
 
@@ -818,10 +1437,16 @@ mod loom_tests {
     use super::*;
     use loom::sync::Arc;
 
+    /// The models run the real ring code over Int32 slots (one-word CAS,
+    /// all loom atomics). Values are small, so i32 is no restriction.
     struct Shared {
         head: AtomicU64,
         tail: AtomicU64,
-        slots: Vec<Slot64>,
+        slots: Vec<Slot32>,
+        stuck_pos: AtomicU64,
+        stuck_since: AtomicU64,
+        skipped: AtomicU64,
+        recoveries: AtomicU64,
     }
 
     impl Shared {
@@ -829,17 +1454,29 @@ mod loom_tests {
             let s = Arc::new(Shared {
                 head: AtomicU64::new(0),
                 tail: AtomicU64::new(0),
-                slots: heap_slots::<i64>(cap),
+                slots: heap_slots::<i32>(cap),
+                stuck_pos: AtomicU64::new(0),
+                stuck_since: AtomicU64::new(0),
+                skipped: AtomicU64::new(0),
+                recoveries: AtomicU64::new(0),
             });
             s.ring().init();
             s
         }
-        fn ring(&self) -> Ring<'_, i64> {
-            Ring::new(&self.head, &self.tail, &self.slots)
+        /// Repair with a zero bound: a consumer gives up any reservation
+        /// it meets at once, the harshest schedule for the producers.
+        fn ring(&self) -> Ring<'_, i32> {
+            Ring::new(&self.head, &self.tail, &self.slots).with_repair(Repair {
+                stuck_pos: &self.stuck_pos,
+                stuck_since: &self.stuck_since,
+                skipped: &self.skipped,
+                recoveries: &self.recoveries,
+                after_ns: 0,
+            })
         }
     }
 
-    fn push_all(s: &Shared, vals: &[i64]) {
+    fn push_all(s: &Shared, vals: &[i32]) {
         for &v in vals {
             while s.ring().try_push(v).is_err() {
                 loom::thread::yield_now();
@@ -857,7 +1494,7 @@ mod loom_tests {
         b.check(f);
     }
 
-    fn pop_n(s: &Shared, n: usize) -> Vec<i64> {
+    fn pop_n(s: &Shared, n: usize) -> Vec<i32> {
         let mut got = Vec::new();
         while got.len() < n {
             match s.ring().try_pop() {
@@ -886,14 +1523,14 @@ mod loom_tests {
 
     /// Try each value once (no spinning: loom explores every interleaving
     /// of the single attempt); returns the ones that went in.
-    fn try_push_each(s: &Shared, vals: &[i64]) -> Vec<i64> {
+    fn try_push_each(s: &Shared, vals: &[i32]) -> Vec<i32> {
         vals.iter()
             .copied()
             .filter(|&v| s.ring().try_push(v).is_ok())
             .collect()
     }
 
-    fn drain(s: &Shared) -> Vec<i64> {
+    fn drain(s: &Shared) -> Vec<i32> {
         let mut got = Vec::new();
         while let Ok(v) = s.ring().try_pop() {
             got.push(v);
@@ -901,9 +1538,13 @@ mod loom_tests {
         got
     }
 
-    /// Two producers race for the two slots of a full-able ring while the
-    /// main thread pops once: whatever was accepted arrives exactly once,
-    /// each producer's items in order, and nothing rejected appears.
+    fn from(got: &[i32], tens: i32) -> Vec<i32> {
+        got.iter().copied().filter(|v| v / 10 == tens).collect()
+    }
+
+    /// Two producers race for the two slots while the main thread pops
+    /// once: whatever was accepted arrives exactly once, each producer's
+    /// items in order, and nothing rejected appears.
     #[test]
     fn loom_two_producers_one_consumer_at_capacity_two() {
         model(|| {
@@ -916,18 +1557,12 @@ mod loom_tests {
                 let s = s.clone();
                 loom::thread::spawn(move || try_push_each(&s, &[20, 21]))
             };
-            let mut got: Vec<i64> = s.ring().try_pop().into_iter().collect();
+            let mut got: Vec<i32> = s.ring().try_pop().into_iter().collect();
             let pushed_a = a.join().unwrap();
             let pushed_b = b.join().unwrap();
             got.extend(drain(&s));
-            let from = |lo: i64| {
-                got.iter()
-                    .copied()
-                    .filter(|v| v / 10 == lo)
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(from(1), pushed_a);
-            assert_eq!(from(2), pushed_b);
+            assert_eq!(from(&got, 1), pushed_a);
+            assert_eq!(from(&got, 2), pushed_b);
             assert_eq!(got.len(), pushed_a.len() + pushed_b.len());
             assert!(got.len() <= 3, "capacity 2 plus one pop: {got:?}");
         });
@@ -945,7 +1580,7 @@ mod loom_tests {
             };
             let mine = s.ring().try_pop().ok();
             let theirs = c.join().unwrap();
-            let mut all: Vec<i64> = mine.into_iter().chain(theirs).chain(drain(&s)).collect();
+            let mut all: Vec<i32> = mine.into_iter().chain(theirs).chain(drain(&s)).collect();
             all.sort_unstable();
             assert_eq!(all, vec![1, 2]);
         });
@@ -953,7 +1588,7 @@ mod loom_tests {
 
     /// Fill a fresh ring with `pre`, pop `skip` of them (so later pushes
     /// cross the lap boundary), and return it.
-    fn primed(cap: usize, pre: &[i64], skip: usize) -> Arc<Shared> {
+    fn primed(cap: usize, pre: &[i32], skip: usize) -> Arc<Shared> {
         let s = Shared::new(cap);
         assert_eq!(try_push_each(&s, pre), pre);
         for &want in &pre[..skip] {
@@ -962,14 +1597,13 @@ mod loom_tests {
         s
     }
 
-    /// A batch push (two single attempts, no spinning) races a consumer
-    /// popping a batch of two and then one item: everything accepted comes
-    /// out once, in order, after what was there before, and the batch never
-    /// claims fewer slots than were free when it started.
-    fn batch_push_vs_pop(cap: usize, pre: &'static [i64], skip: usize, batch: &'static [i64]) {
+    /// A producer pushes a batch (two attempts) while a consumer, giving
+    /// up reservations at once, pops a batch of two and then one item:
+    /// whatever the producer counted as pushed comes out once, in order,
+    /// after what was there before; nothing else comes out.
+    fn batch_push_vs_pop(cap: usize, pre: &'static [i32], skip: usize, batch: &'static [i32]) {
         model(move || {
             let s = primed(cap, pre, skip);
-            let free = cap - (pre.len() - skip);
             let p = {
                 let s = s.clone();
                 loom::thread::spawn(move || {
@@ -979,13 +1613,12 @@ mod loom_tests {
                     batch[..n1 + n2].to_vec()
                 })
             };
-            let mut buf = [0i64; 2];
+            let mut buf = [0i32; 2];
             let n = s.ring().try_pop_batch(&mut buf).unwrap_or(0);
             let mut got = buf[..n].to_vec();
             got.extend(s.ring().try_pop().ok());
             let pushed = p.join().unwrap();
             got.extend(drain(&s));
-            assert!(pushed.len() >= free.min(batch.len()), "{pushed:?}");
             let mut want = pre[skip..].to_vec();
             want.extend(&pushed);
             assert_eq!(got, want);
@@ -1003,14 +1636,12 @@ mod loom_tests {
     }
 
     /// A consumer takes two batches (single attempts) while a producer
-    /// pushes items one by one: FIFO, nothing lost, nothing duplicated, and
-    /// no batch ever reads a position that is claimed but not yet published
-    /// (it would return a stale value).
+    /// pushes items one by one: FIFO, nothing lost, nothing duplicated.
     fn batch_pop_vs_push(
         cap: usize,
-        pre: &'static [i64],
+        pre: &'static [i32],
         skip: usize,
-        pushes: &'static [i64],
+        pushes: &'static [i32],
         run: usize,
     ) {
         model(move || {
@@ -1021,7 +1652,7 @@ mod loom_tests {
             };
             let mut got = Vec::new();
             for _ in 0..2 {
-                let mut buf = [0i64; 4];
+                let mut buf = [0i32; 4];
                 let n = s.ring().try_pop_batch(&mut buf[..run]).unwrap_or(0);
                 got.extend(&buf[..n]);
             }
@@ -1049,7 +1680,7 @@ mod loom_tests {
     fn loom_two_batch_producers_never_overlap() {
         model(|| {
             let s = primed(4, &[1], 1);
-            let spawn = |vals: &'static [i64]| {
+            let spawn = |vals: &'static [i32]| {
                 let s = s.clone();
                 loom::thread::spawn(move || {
                     let n = s.ring().try_push_batch(vals).unwrap_or(0);
@@ -1058,24 +1689,14 @@ mod loom_tests {
             };
             let a = spawn(&[10, 11, 12]);
             let b = spawn(&[20, 21]);
-            let mut buf = [0i64; 4];
+            let mut buf = [0i32; 4];
             let n = s.ring().try_pop_batch(&mut buf).unwrap_or(0);
             let mut got = buf[..n].to_vec();
             let (pa, pb) = (a.join().unwrap(), b.join().unwrap());
             got.extend(drain(&s));
-            let from = |lo: i64| {
-                got.iter()
-                    .copied()
-                    .filter(|v| v / 10 == lo)
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(from(1), pa);
-            assert_eq!(from(2), pb);
+            assert_eq!(from(&got, 1), pa);
+            assert_eq!(from(&got, 2), pb);
             assert_eq!(got.len(), pa.len() + pb.len());
-            assert!(
-                !pa.is_empty() || !pb.is_empty(),
-                "four free slots, nothing pushed"
-            );
         });
     }
 
@@ -1088,21 +1709,94 @@ mod loom_tests {
             let c = {
                 let s = s.clone();
                 loom::thread::spawn(move || {
-                    let mut buf = [0i64; 2];
+                    let mut buf = [0i32; 2];
                     let n = s.ring().try_pop_batch(&mut buf).unwrap_or(0);
                     buf[..n].to_vec()
                 })
             };
-            let mut buf = [0i64; 2];
+            let mut buf = [0i32; 2];
             let n = s.ring().try_pop_batch(&mut buf).unwrap_or(0);
             let mine = buf[..n].to_vec();
             let theirs = c.join().unwrap();
             for run in [&mine, &theirs] {
                 assert!(run.windows(2).all(|w| w[0] < w[1]), "{run:?}");
             }
-            let mut all: Vec<i64> = mine.into_iter().chain(theirs).chain(drain(&s)).collect();
+            let mut all: Vec<i32> = mine.into_iter().chain(theirs).chain(drain(&s)).collect();
             all.sort_unstable();
             assert_eq!(all, vec![1, 2, 3]);
+        });
+    }
+
+    /// Slot repair: a producer "dies" right after reserving two positions
+    /// (it never publishes). A live producer pushes after it and a
+    /// consumer, repairing at once, must get the live item: the dead
+    /// reservation never wedges the ring, and nothing appears twice.
+    #[test]
+    fn loom_dead_reservation_is_passed() {
+        model(|| {
+            let s = Shared::new(4);
+            let dead = {
+                let s = s.clone();
+                loom::thread::spawn(move || {
+                    let _ = s
+                        .tail
+                        .compare_exchange(0, 2, Ordering::SeqCst, Ordering::Relaxed);
+                })
+            };
+            let live = {
+                let s = s.clone();
+                loom::thread::spawn(move || try_push_each(&s, &[7]))
+            };
+            let pushed = live.join().unwrap();
+            dead.join().unwrap();
+            let got = drain(&s);
+            assert_eq!(got, pushed, "the live item, once; nothing from the hole");
+            let skipped = s.skipped.load(Ordering::Relaxed);
+            assert_eq!(s.ring().pushed() - skipped, pushed.len() as u64);
+            assert_eq!(s.ring().popped() - skipped, pushed.len() as u64);
+        });
+    }
+
+    /// Slot repair against a live but slow producer: it reserved two
+    /// positions and publishes them while a consumer gives up whatever it
+    /// finds unpublished. The producer's publish CAS and the consumer's
+    /// give-up CAS race on each slot; whatever the producer counts as
+    /// pushed arrives once and in order, the rest it still holds.
+    #[test]
+    fn loom_slow_reservation_races_the_repair() {
+        model(|| {
+            let s = Shared::new(4);
+            let c = {
+                let s = s.clone();
+                loom::thread::spawn(move || s.ring().try_pop().ok())
+            };
+            let n = s.ring().try_push_batch(&[1, 2]).unwrap_or(0);
+            let pushed = [1, 2][..n].to_vec();
+            let mut got: Vec<i32> = c.join().unwrap().into_iter().collect();
+            got.extend(drain(&s));
+            assert_eq!(got, pushed);
+        });
+    }
+
+    /// A producer killed between its slot CAS and its tail store, and a
+    /// consumer killed between its slot CAS and its head store, leave only
+    /// stale hints: a later producer and consumer carry on in order.
+    #[test]
+    fn loom_stale_hints_after_a_kill() {
+        model(|| {
+            let s = Shared::new(2);
+            // "Killed" producer: published position 0, tail still 0.
+            assert!(s.slots[0].publish(0, 1));
+            let p = {
+                let s = s.clone();
+                loom::thread::spawn(move || try_push_each(&s, &[2, 3]))
+            };
+            // "Killed" consumer: takes position 0, head stays 0.
+            let first = s.slots[0].take(0, 2);
+            let pushed = p.join().unwrap();
+            let rest = drain(&s);
+            assert_eq!(first, Some(1));
+            assert_eq!(rest, pushed);
         });
     }
 }

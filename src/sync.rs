@@ -4,10 +4,10 @@
 //! build swaps them all for loom's model-checked versions at once.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicU32, AtomicU64};
+pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicI16, AtomicI32, AtomicI64, AtomicU32, AtomicU64};
+pub(crate) use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
 
 pub(crate) use std::sync::atomic::Ordering;
 
