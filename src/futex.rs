@@ -134,15 +134,14 @@ pub fn wait(word: &AtomicU32, expected: u32, deadline: &Deadline) -> WaitResult 
     }
 }
 
-/// Wake up to `n` sleepers on `word`.
+/// Wake up to `n` sleepers on `word`; how many were woken.
 #[cfg(not(loom))]
-pub fn wake(word: &AtomicU32, n: u32) {
+pub fn wake(word: &AtomicU32, n: u32) -> u32 {
     let n = n.min(i32::MAX as u32) as i32;
     // SAFETY: `word` points to a live u32 in shared memory; FUTEX_WAKE only
     // reads its address.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n);
-    }
+    let rc = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n) };
+    rc.max(0) as u32
 }
 
 // Under loom there is no kernel: a "sleep" yields to another thread and
@@ -154,9 +153,13 @@ pub fn wait(_word: &AtomicU32, _expected: u32, _deadline: &Deadline) -> WaitResu
     WaitResult::Woken
 }
 
-/// Loom stand-in for the futex wake: nothing to do.
+/// Loom stand-in for the futex wake: nothing to do; reports one sleeper
+/// woken so the waiter-count reset of `wait.rs` stays out of the models
+/// that do not ask for it.
 #[cfg(loom)]
-pub fn wake(_word: &AtomicU32, _n: u32) {}
+pub fn wake(_word: &AtomicU32, _n: u32) -> u32 {
+    1
+}
 
 #[cfg(all(test, not(loom)))]
 mod tests {

@@ -427,8 +427,8 @@ impl<T: Element> IntQueue<T> {
             push_full: h.push_full.load(Ordering::Relaxed),
             pop_empty: h.pop_empty.load(Ordering::Relaxed),
             recoveries: h.recoveries.load(Ordering::Relaxed),
-            push_waiters: h.push_waiters.load(Ordering::Relaxed) as u64,
-            pop_waiters: h.pop_waiters.load(Ordering::Relaxed) as u64,
+            push_waiters: crate::wait::waiter_count(&h.push_waiters),
+            pop_waiters: crate::wait::waiter_count(&h.pop_waiters),
             ..Stats::default()
         }
     }
@@ -490,6 +490,42 @@ mod tests {
         assert!(out[..1000].iter().enumerate().all(|(i, &v)| v == i as i16));
         assert_eq!(q.push_multi(std::iter::empty()), 0);
         assert_eq!(q.stats().push_full, 0);
+    }
+
+    #[test]
+    fn a_dead_waiters_count_is_forgotten_and_live_waiters_are_still_served() {
+        use std::sync::Arc;
+        let q = Arc::new(IntQueue::<i64>::anonymous(4).unwrap());
+        let h = q.region().header();
+        // A consumer announced itself and was killed in its sleep.
+        h.pop_waiters.fetch_add(1, Ordering::SeqCst);
+        let live = {
+            let q = q.clone();
+            std::thread::spawn(move || q.pop_wait(&Deadline::after_secs(10.0)))
+        };
+        let t0 = std::time::Instant::now();
+        while q.stats().pop_waiters < 2 {
+            assert!(t0.elapsed().as_secs() < 10, "live waiter never blocked");
+            std::thread::yield_now();
+        }
+        assert!(q.push(0));
+        assert_eq!(live.join().unwrap(), Waited::Done(0));
+        assert_eq!(q.stats().pop_waiters, 1, "the dead one");
+        for i in 1..(2 * crate::wait::RESET_AFTER as i64 + 8) {
+            assert!(q.push(i));
+            assert_eq!(q.pop(), Some(i));
+        }
+        assert_eq!(q.stats().pop_waiters, 0, "the dead waiter's count is gone");
+        // Waiting still works after the reset.
+        let again = {
+            let q = q.clone();
+            std::thread::spawn(move || q.pop_wait(&Deadline::after_secs(10.0)))
+        };
+        while q.stats().pop_waiters < 1 {
+            std::thread::yield_now();
+        }
+        assert!(q.push(42));
+        assert_eq!(again.join().unwrap(), Waited::Done(42));
     }
 
     #[test]

@@ -9,9 +9,26 @@
 //! waiting) costs one plain load and no syscall. Producers blocked on a full
 //! queue use the mirror-image pair `push_waiters` / `push_futex`.
 //!
-//! A claimed-but-unpublished position ([`Miss::InFlight`]) is not a state
-//! to sleep in (its publisher's wake check may already be behind it), so the
-//! waiter spins, then yields, then naps briefly until it settles.
+//! A position reserved but not yet published ([`Miss::InFlight`]) is not
+//! a state to sleep in (its publisher's wake check may already be behind
+//! it), so the waiter spins, then yields, then naps briefly until it
+//! settles (the ring gives such a position up if it stays stuck).
+//!
+//! # Waiters that die
+//!
+//! A waiter killed while asleep cannot take its count back, which would
+//! leave every later push paying a `FUTEX_WAKE` for nobody. So the waiter
+//! word holds an epoch (high 8 bits) beside the count (low 24 bits), and a
+//! waiter takes its count back only if the epoch is still the one it
+//! announced in. A process whose wake calls found nobody to wake
+//! [`RESET_AFTER`] times in a row resets the count to zero under a new
+//! epoch and wakes every sleeper on that side; the live ones go round
+//! their loop and announce themselves again, the dead ones are forgotten.
+//! The reset is safe even when nobody is dead: a live waiter between its
+//! announcement and its sleep finds the futex word changed, re-announces
+//! and re-checks, so no wake-up is lost, and a waiter whose count was
+//! reset does not take it back twice. So a killed waiter's count is gone
+//! within [`RESET_AFTER`] operations of the other side.
 //!
 //! A settled miss is retried a little before sleeping, too: a sleeper costs
 //! the other side a `FUTEX_WAKE` for every item it moves until the sleeper
@@ -47,13 +64,29 @@ impl<R> Waited<R> {
     }
 }
 
-/// One direction's waiter count and futex word.
+/// One direction's waiter word and futex word.
 #[derive(Clone, Copy)]
 pub struct Side<'a> {
-    /// Processes blocked on this side.
+    /// Processes blocked on this side: count in the low 24 bits, epoch in
+    /// the high 8 (see the module docs; [`waiter_count`] reads it).
     pub waiters: &'a AtomicU32,
     /// The word they sleep on.
     pub futex: &'a AtomicU32,
+}
+
+const COUNT_BITS: u32 = 24;
+const COUNT_MASK: u32 = (1 << COUNT_BITS) - 1;
+
+/// Consecutive wake calls that found nobody asleep (while the count said
+/// somebody waits) before this process resets the count.
+pub const RESET_AFTER: u32 = 64;
+
+/// Wake calls of this process in a row that woke nobody.
+static FRUITLESS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// The number of waiters in a waiter word.
+pub fn waiter_count(word: &AtomicU32) -> u64 {
+    u64::from(word.load(Ordering::Relaxed) & COUNT_MASK)
 }
 
 impl Side<'_> {
@@ -61,7 +94,7 @@ impl Side<'_> {
     /// the SeqCst announcement in [`block_on`].
     #[inline(always)]
     pub fn wake(&self, n: u32) {
-        if n > 0 && self.waiters.load(Ordering::SeqCst) != 0 {
+        if n > 0 && self.waiters.load(Ordering::SeqCst) & COUNT_MASK != 0 {
             self.wake_slow(n);
         }
     }
@@ -70,14 +103,70 @@ impl Side<'_> {
     #[inline(never)]
     fn wake_slow(&self, n: u32) {
         self.futex.fetch_add(1, Ordering::SeqCst);
-        futex::wake(self.futex, n);
+        self.woke(futex::wake(self.futex, n));
+    }
+
+    /// Count wake calls that found nobody asleep; reset after too many.
+    fn woke(&self, woken: u32) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if woken > 0 {
+            FRUITLESS.store(0, Relaxed);
+        } else if FRUITLESS.fetch_add(1, Relaxed) + 1 >= RESET_AFTER {
+            FRUITLESS.store(0, Relaxed);
+            self.reset();
+        }
+    }
+
+    /// Forget every announced waiter (new epoch, count 0) and wake all
+    /// sleepers so the live ones announce themselves again.
+    #[cold]
+    pub fn reset(&self) {
+        let cur = self.waiters.load(Ordering::SeqCst);
+        if cur & COUNT_MASK == 0 {
+            return;
+        }
+        let next = ((cur >> COUNT_BITS).wrapping_add(1)) << COUNT_BITS;
+        // RECOVERY: a failed CAS means the word moved (somebody announced
+        // or left): the next fruitless round tries again.
+        if self
+            .waiters
+            .compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            self.futex.fetch_add(1, Ordering::SeqCst);
+            futex::wake(self.futex, u32::MAX);
+        }
+    }
+
+    /// Announce a waiter; returns the epoch to hand to [`Side::withdraw`].
+    #[inline]
+    fn announce(&self) -> u32 {
+        // SYNC POINT: announce before sampling; pairs with Side::wake.
+        self.waiters.fetch_add(1, Ordering::SeqCst) >> COUNT_BITS
+    }
+
+    /// Take back a count announced in `epoch`, unless a reset already did.
+    #[inline]
+    fn withdraw(&self, epoch: u32) {
+        let mut cur = self.waiters.load(Ordering::SeqCst);
+        while cur >> COUNT_BITS == epoch && cur & COUNT_MASK != 0 {
+            match self.waiters.compare_exchange_weak(
+                cur,
+                cur - 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return,
+                Err(c) => cur = c,
+            }
+        }
     }
 
     /// Wake everybody on this side (clear).
     pub fn wake_all(&self) {
         self.futex.fetch_add(1, Ordering::SeqCst);
-        if self.waiters.load(Ordering::SeqCst) != 0 {
-            futex::wake(self.futex, u32::MAX);
+        if self.waiters.load(Ordering::SeqCst) & COUNT_MASK != 0 {
+            self.woke(futex::wake(self.futex, u32::MAX));
         }
     }
 }
@@ -155,8 +244,7 @@ pub fn block_on<R>(
             settled += 1;
             continue;
         }
-        // SYNC POINT: announce before sampling; pairs with Side::wake.
-        side.waiters.fetch_add(1, Ordering::SeqCst);
+        let epoch = side.announce();
         let seen = side.futex.load(Ordering::SeqCst);
         let r = match attempt() {
             Ok(r) => Some(Ok(r)),
@@ -168,7 +256,7 @@ pub fn block_on<R>(
         } else {
             WaitResult::Woken
         };
-        side.waiters.fetch_sub(1, Ordering::SeqCst);
+        side.withdraw(epoch);
         match r {
             Some(Ok(v)) => return Waited::Done(v),
             Some(Err(())) => {
