@@ -29,7 +29,8 @@ Exit codes:
   2  usage error, or PATH is missing or not a valid queue file
   A SIGINT, SIGTERM or SIGHUP ends the command cleanly (a blocked wait
   first takes itself out of the queue's waiter count), then the process
-  dies of that signal: the shell sees status 128 + N (130 for Ctrl-C).";
+  dies of that signal: the shell sees status 128 + N (130 for Ctrl-C).
+  Output to a closed pipe ends it as SIGPIPE does (141), silently.";
 
 const CREATE_HELP: &str = "\
 Creates the queue file at PATH with room for --capacity items (rounded up
@@ -392,9 +393,13 @@ impl From<Error> for Fail {
 }
 
 impl From<io::Error> for Fail {
+    /// A failed write to standard output. A reader that went away
+    /// (`dqs pop q -n 100 | head -1`) ends the command as SIGPIPE would,
+    /// silently.
     fn from(e: io::Error) -> Fail {
         match SIGNALLED.load(Ordering::Relaxed) {
-            0 => Fail::Hard(format!("write: {e}")),
+            0 if e.kind() == io::ErrorKind::BrokenPipe => Fail::Signal(libc::SIGPIPE),
+            0 => Fail::Hard(format!("write to standard output: {e}")),
             s => Fail::Signal(s),
         }
     }
@@ -439,7 +444,9 @@ fn check_signal() -> Result<(), Fail> {
 }
 
 fn die_of(sig: i32) -> ! {
-    let _ = io::stdout().flush();
+    if sig != libc::SIGPIPE {
+        let _ = io::stdout().flush();
+    }
     // SAFETY: plain libc calls; the default action of these signals ends
     // the process.
     unsafe {
@@ -489,7 +496,7 @@ impl Read for SigStdin {
                 return Err(e);
             }
             if SIGNALLED.load(Ordering::Relaxed) != 0 {
-                return Err(io::Error::new(io::ErrorKind::Other, "interrupted"));
+                return Err(io::Error::other("interrupted"));
             }
         }
     }
