@@ -405,35 +405,87 @@ impl From<io::Error> for Fail {
     }
 }
 
+/// The terminating signal that arrived (0: none yet).
 static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    if SIGNALLED.swap(sig, Ordering::Relaxed) != 0 {
-        // A second signal: the first one may have landed just before a
-        // sleep began. Die now. (signal and raise are async-signal-safe.)
-        // SAFETY: plain libc calls.
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-            libc::raise(sig);
+/// The signals that end a command.
+const TERM_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Sent to the main thread to interrupt whatever it is blocked in.
+const KICK: libc::c_int = libc::SIGUSR2;
+
+extern "C" fn on_kick(_: libc::c_int) {}
+
+fn term_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset initialises the set; sigaddset adds valid signals.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in TERM_SIGNALS {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// Route SIGINT, SIGTERM and SIGHUP to a thread of their own. When one
+/// comes, it records it and then keeps interrupting the main thread (a
+/// KICK signal whose handler does nothing and is installed without
+/// SA_RESTART, so a futex wait, sleep or read returns EINTR) every 20 ms
+/// until the main thread has cleaned up and died of the signal. Kicking
+/// again closes the window where the signal lands just before a wait
+/// starts. A second terminating signal ends the process at once.
+fn install_signal_handlers() {
+    let set = term_set();
+    // SAFETY: plain libc calls with valid arguments; the KICK handler does
+    // nothing, which is async-signal-safe.
+    let main = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_kick as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = 0;
+        libc::sigaction(KICK, &sa, std::ptr::null_mut());
+        // Blocked here before the thread starts, so blocked in every thread
+        // (the new one inherits the mask) and left to its sigwait.
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        libc::pthread_self()
+    };
+    std::thread::spawn(move || signal_thread(set, main));
+}
+
+fn signal_thread(set: libc::sigset_t, main: libc::pthread_t) {
+    let mut sig: libc::c_int = 0;
+    // SAFETY: `set` and `sig` are valid for the call.
+    while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
+    SIGNALLED.store(sig, Ordering::SeqCst);
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 20_000_000,
+    };
+    loop {
+        // SAFETY: `main` is the main thread, alive as long as the process.
+        unsafe { libc::pthread_kill(main, KICK) };
+        // SAFETY: valid set and timeout; no siginfo wanted.
+        let again = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &pause) };
+        if again > 0 {
+            die_now(again);
         }
     }
 }
 
-/// Catch the terminating signals without SA_RESTART, so a futex wait, a
-/// sleep or a read returns EINTR and the command can undo its waiter
-/// registration before it dies.
-fn install_signal_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: a zeroed sigaction is valid; the handler only touches an
-        // atomic (and on a repeat, async-signal-safe calls).
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            sa.sa_flags = 0;
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+/// Die of `sig` from the calling thread: default action, unblocked, raised.
+fn die_now(sig: libc::c_int) -> ! {
+    // SAFETY: plain libc calls; the default action of the terminating
+    // signals (and SIGPIPE) ends the process.
+    unsafe {
+        libc::signal(sig, libc::SIG_DFL);
+        let mut one: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut one);
+        libc::sigaddset(&mut one, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &one, std::ptr::null_mut());
+        libc::raise(sig);
     }
+    std::process::exit(128 + sig);
 }
 
 fn check_signal() -> Result<(), Fail> {
@@ -447,17 +499,7 @@ fn die_of(sig: i32) -> ! {
     if sig != libc::SIGPIPE {
         let _ = io::stdout().flush();
     }
-    // SAFETY: plain libc calls; the default action of these signals ends
-    // the process.
-    unsafe {
-        libc::signal(sig, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::raise(sig);
-    }
-    std::process::exit(128 + sig);
+    die_now(sig)
 }
 
 /// Sleep `secs`, cut short by a terminating signal.
