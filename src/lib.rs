@@ -18,6 +18,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod any;
 mod arena;
 mod error;
 pub mod ffi;
@@ -32,6 +33,7 @@ mod strq;
 mod sync;
 pub mod wait;
 
+pub use any::AnyQueue;
 pub use error::{Error, Result};
 pub use futex::Deadline;
 pub use intq::IntQueue;

@@ -1,0 +1,386 @@
+//! A queue file of any variant: [`AnyQueue`] reads the variant from the
+//! file's header instead of being told it.
+//!
+//! This is what tools that work on "whatever queue is at this path" need
+//! (the `dqs` command-line tool is one). Unlike the `open` constructors of
+//! the typed queues, [`AnyQueue::attach`] never creates a file: a missing
+//! path is an error. [`AnyQueue::create`] creates, and refuses an existing
+//! file whose variant or geometry differs from the request.
+//!
+//! ```
+//! use data_queue_shared::any::AnyQueue;
+//! use data_queue_shared::Variant;
+//! let dir = std::env::temp_dir().join(format!("dqs-any-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let path = dir.join("q");
+//! AnyQueue::create(&path, Variant::Int16, 8, 0, 0o600).unwrap();
+//! let q = AnyQueue::attach(&path).unwrap();
+//! assert_eq!(q.variant(), Variant::Int16);
+//! if let AnyQueue::Int16(q) = &q {
+//!     assert!(q.push(-5));
+//! }
+//! assert_eq!(q.stats().size, 1);
+//! std::fs::remove_dir_all(&dir).unwrap();
+//! ```
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::layout::{Geometry, Variant, HEADER_SIZE};
+use crate::region::{validate_header, Region, Request};
+use crate::{IntQueue, Stats, StrQueue};
+
+/// A handle on a queue of any of the four variants.
+pub enum AnyQueue {
+    /// A queue of 64-bit integers (Perl's `Data::Queue::Shared::Int`).
+    Int(IntQueue<i64>),
+    /// A queue of 32-bit integers.
+    Int32(IntQueue<i32>),
+    /// A queue of 16-bit integers.
+    Int16(IntQueue<i16>),
+    /// A queue of byte strings.
+    Str(StrQueue),
+}
+
+/// The variant named by a word, as the Perl classes or the `dqs` tool spell
+/// it (case-insensitive): `int`/`int64`, `int32`, `int16`, `str`.
+pub fn variant_from_name(name: &str) -> Option<Variant> {
+    match name.to_ascii_lowercase().as_str() {
+        "int" | "int64" => Some(Variant::Int64),
+        "int32" => Some(Variant::Int32),
+        "int16" => Some(Variant::Int16),
+        "str" => Some(Variant::Str),
+        _ => None,
+    }
+}
+
+/// The smallest and largest value an integer variant holds (`None` for
+/// [`Variant::Str`]).
+pub fn int_range(variant: Variant) -> Option<(i64, i64)> {
+    match variant {
+        Variant::Int64 => Some((i64::MIN, i64::MAX)),
+        Variant::Int32 => Some((i32::MIN.into(), i32::MAX.into())),
+        Variant::Int16 => Some((i16::MIN.into(), i16::MAX.into())),
+        Variant::Str => None,
+    }
+}
+
+/// An open queue file, shared-locked (`flock`) while its header is read
+/// so that a create in progress (which holds the lock exclusively) is
+/// waited for rather than seen half-written.
+struct Probed {
+    file: File,
+    geo: Geometry,
+}
+
+fn open_existing(path: &Path) -> Result<Probed> {
+    let who = path.display().to_string();
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENOENT) => Error::io(format!("{who}: no such queue file"), e),
+            Some(libc::ELOOP) => Error::io(format!("{who}: refusing to follow a symlink"), e),
+            _ => Error::io(format!("{who}: open"), e),
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::io(format!("{who}: fstat"), e))?;
+    if !meta.file_type().is_file() {
+        return Err(Error::InvalidArgument(format!("{who}: not a regular file")));
+    }
+    let fd = file.as_raw_fd();
+    // SAFETY: plain syscall on an fd `file` owns.
+    while unsafe { libc::flock(fd, libc::LOCK_SH) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(Error::io(format!("{who}: flock"), e));
+        }
+    }
+    let r = read_geometry(&file, &who);
+    // The lock is released explicitly: a mapping made from a dup of this
+    // fd would otherwise keep it held (see region.rs, FlockGuard).
+    // SAFETY: as above.
+    unsafe { libc::flock(fd, libc::LOCK_UN) };
+    r.map(|geo| Probed { file, geo })
+}
+
+fn read_geometry(file: &File, who: &str) -> Result<Geometry> {
+    // Sized after the lock: a creator sizes the file while holding it.
+    let size = file
+        .metadata()
+        .map_err(|e| Error::io(format!("{who}: fstat"), e))?
+        .len();
+    if size < HEADER_SIZE as u64 {
+        return Err(Error::Incompatible {
+            who: who.to_string(),
+            why: format!("{size} bytes is too small"),
+        });
+    }
+    let mut hdr = [0u8; HEADER_SIZE];
+    file.read_exact_at(&mut hdr, 0)
+        .map_err(|e| Error::io(format!("{who}: read header"), e))?;
+    if hdr[..8] == [0u8; 8] {
+        return Err(Error::IncompleteCreate(who.to_string()));
+    }
+    let raw = u32::from_le_bytes(hdr[12..16].try_into().unwrap());
+    // Validate against the variant the header names; an unknown one fails
+    // the same checks (any want will do, the number is checked first).
+    let want = Variant::from_u32(raw).unwrap_or(Variant::Int64);
+    validate_header(&hdr, want, size, who)
+}
+
+/// The geometry (variant, capacity, arena, size) of the queue file at
+/// `path`, read from its header without attaching.
+///
+/// # Errors
+/// A missing path ([`Error::Io`] with `ENOENT`), a symlink, something that
+/// is not a regular file, an interrupted create
+/// ([`Error::IncompleteCreate`]), or a file that is not a valid queue
+/// ([`Error::Incompatible`]).
+pub fn probe(path: impl AsRef<Path>) -> Result<Geometry> {
+    open_existing(path.as_ref()).map(|p| p.geo)
+}
+
+impl AnyQueue {
+    /// Attach to the queue file at `path`, whatever its variant. Never
+    /// creates anything.
+    ///
+    /// # Errors
+    /// As [`probe`].
+    pub fn attach(path: impl AsRef<Path>) -> Result<AnyQueue> {
+        let p = open_existing(path.as_ref())?;
+        let fd = p.file.as_raw_fd();
+        // from_fd duplicates the fd and checks the header again; the
+        // geometry part of a header never changes after create.
+        Ok(match p.geo.variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::from_fd(fd)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::from_fd(fd)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::from_fd(fd)?),
+            Variant::Str => AnyQueue::Str(StrQueue::from_fd(fd)?),
+        })
+    }
+
+    /// Create the queue file at `path` (`capacity` and `arena` as for
+    /// [`StrQueue::open`]; `arena` is ignored for integer variants), or
+    /// attach to the queue already there when it has the same variant and
+    /// the same geometry that this request would create.
+    ///
+    /// # Errors
+    /// Out-of-range capacity or arena, a path that cannot be created, or an
+    /// existing file that holds another variant or geometry
+    /// ([`Error::Incompatible`], naming what the file holds).
+    pub fn create(
+        path: impl AsRef<Path>,
+        variant: Variant,
+        capacity: u64,
+        arena: u64,
+        mode: u32,
+    ) -> Result<AnyQueue> {
+        let path = path.as_ref();
+        let want = Request {
+            variant,
+            capacity,
+            arena,
+            mode,
+        }
+        .geometry()?;
+        let q = match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::open(path, capacity, mode)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::open(path, capacity, mode)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::open(path, capacity, mode)?),
+            Variant::Str => AnyQueue::Str(StrQueue::open(path, capacity, arena, mode)?),
+        };
+        let got = *q.geometry();
+        if got != want {
+            let mut why = format!("it holds a queue of capacity {}", got.capacity);
+            if variant == Variant::Str {
+                why.push_str(&format!(" with a {}-byte arena", got.arena_cap));
+            }
+            why.push_str(&format!(", not {}", want.capacity));
+            if variant == Variant::Str {
+                why.push_str(&format!(" with {}", want.arena_cap));
+            }
+            return Err(Error::Incompatible {
+                who: path.display().to_string(),
+                why,
+            });
+        }
+        Ok(q)
+    }
+
+    /// The variant.
+    pub fn variant(&self) -> Variant {
+        self.geometry().variant
+    }
+
+    /// The region (geometry, backing).
+    pub fn region(&self) -> &Region {
+        match self {
+            AnyQueue::Int(q) => q.region(),
+            AnyQueue::Int32(q) => q.region(),
+            AnyQueue::Int16(q) => q.region(),
+            AnyQueue::Str(q) => q.region(),
+        }
+    }
+
+    /// The geometry read from the header at attach.
+    pub fn geometry(&self) -> &Geometry {
+        self.region().geometry()
+    }
+
+    /// Counters and gauges.
+    pub fn stats(&self) -> Stats {
+        match self {
+            AnyQueue::Int(q) => q.stats(),
+            AnyQueue::Int32(q) => q.stats(),
+            AnyQueue::Int16(q) => q.stats(),
+            AnyQueue::Str(q) => q.stats(),
+        }
+    }
+
+    /// Items in the queue (a snapshot).
+    pub fn len(&self) -> u64 {
+        match self {
+            AnyQueue::Int(q) => q.len(),
+            AnyQueue::Int32(q) => q.len(),
+            AnyQueue::Int16(q) => q.len(),
+            AnyQueue::Str(q) => q.len(),
+        }
+    }
+
+    /// Whether the queue is empty (a snapshot).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Slot count.
+    pub fn capacity(&self) -> u64 {
+        self.geometry().capacity
+    }
+
+    /// Remove every item; returns how many.
+    pub fn clear(&self) -> u64 {
+        match self {
+            AnyQueue::Int(q) => q.clear(),
+            AnyQueue::Int32(q) => q.clear(),
+            AnyQueue::Int16(q) => q.clear(),
+            AnyQueue::Str(q) => q.clear(),
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    struct TempDir(PathBuf);
+    impl TempDir {
+        fn new(tag: &str) -> TempDir {
+            let d = std::env::temp_dir().join(format!("dqs-any-{tag}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&d);
+            std::fs::create_dir_all(&d).unwrap();
+            TempDir(d)
+        }
+    }
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn attach_reads_each_variant_from_the_header() {
+        let d = TempDir::new("variants");
+        for (name, v) in [
+            ("int", Variant::Int64),
+            ("int32", Variant::Int32),
+            ("int16", Variant::Int16),
+            ("str", Variant::Str),
+        ] {
+            assert_eq!(variant_from_name(name), Some(v));
+            let p = d.0.join(name);
+            AnyQueue::create(&p, v, 5, 0, 0o600).unwrap();
+            let q = AnyQueue::attach(&p).unwrap();
+            assert_eq!(q.variant(), v);
+            assert_eq!(q.capacity(), 8);
+            assert!(q.is_empty());
+            assert_eq!(probe(&p).unwrap().variant, v);
+        }
+        assert_eq!(variant_from_name("INT16"), Some(Variant::Int16));
+        assert_eq!(variant_from_name("float"), None);
+    }
+
+    #[test]
+    fn attach_never_creates() {
+        let d = TempDir::new("missing");
+        let p = d.0.join("nope");
+        let e = AnyQueue::attach(&p).err().unwrap();
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        assert!(e.to_string().contains("no such queue file"), "{e}");
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn attach_refuses_junk_empty_and_incomplete_files() {
+        let d = TempDir::new("junk");
+        let p = d.0.join("junk");
+        std::fs::write(&p, vec![7u8; 4096]).unwrap();
+        let e = AnyQueue::attach(&p).err().unwrap().to_string();
+        assert!(e.contains("bad magic"), "{e}");
+        std::fs::write(&p, b"").unwrap();
+        let e = AnyQueue::attach(&p).err().unwrap().to_string();
+        assert!(e.contains("too small"), "{e}");
+        std::fs::write(&p, vec![0u8; 4096]).unwrap();
+        assert!(matches!(
+            AnyQueue::attach(&p).err().unwrap(),
+            Error::IncompleteCreate(_)
+        ));
+        assert!(AnyQueue::attach(&d.0).is_err(), "a directory");
+    }
+
+    #[test]
+    fn create_refuses_other_variant_or_geometry_and_accepts_the_same() {
+        let d = TempDir::new("create");
+        let p = d.0.join("q");
+        let q = AnyQueue::create(&p, Variant::Str, 16, 8192, 0o640).unwrap();
+        if let AnyQueue::Str(s) = &q {
+            assert!(s.push(b"kept", false).unwrap());
+        }
+        let again = AnyQueue::create(&p, Variant::Str, 9, 8192, 0o600).unwrap();
+        assert_eq!(again.len(), 1, "same geometry attaches");
+        let e = AnyQueue::create(&p, Variant::Str, 32, 8192, 0o600)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("capacity 16") && e.contains("not 32"), "{e}");
+        let e = AnyQueue::create(&p, Variant::Str, 16, 0, 0o600)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("8192-byte arena"), "{e}");
+        let e = AnyQueue::create(&p, Variant::Int32, 16, 0, 0o600)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("it holds a Str queue"), "{e}");
+        assert_eq!(AnyQueue::attach(&p).unwrap().clear(), 1);
+    }
+
+    #[test]
+    fn int_ranges() {
+        assert_eq!(int_range(Variant::Int16), Some((-32768, 32767)));
+        assert_eq!(
+            int_range(Variant::Int32),
+            Some((i32::MIN as i64, i32::MAX as i64))
+        );
+        assert_eq!(int_range(Variant::Int64), Some((i64::MIN, i64::MAX)));
+        assert_eq!(int_range(Variant::Str), None);
+    }
+}
