@@ -70,10 +70,7 @@ fn parse() -> Result<Args, String> {
         }
     }
     let mut pos = positional.into_iter();
-    a.path = pos
-        .next()
-        .and_then(|p| p.into_string().ok())
-        .ok_or(USAGE)?;
+    a.path = pos.next().and_then(|p| p.into_string().ok()).ok_or(USAGE)?;
     a.kind = pos.next().and_then(|p| p.into_string().ok()).ok_or(USAGE)?;
     a.items = pos.map(|p| p.as_bytes().to_vec()).collect();
     if let Some(n) = a.count {
