@@ -15,9 +15,9 @@ use DQSInterop;
 use Test::More;
 
 my $cargo = find_cargo() or plan skip_all => 'cargo is not available';
-my $cc = $Config{cc};
-plan skip_all => "C compiler '$cc' is not available"
-    unless `$cc --version 2>/dev/null`;
+my @cc = split ' ', $Config{cc};
+plan skip_all => "C compiler '$Config{cc}' is not available"
+    unless @cc && `$Config{cc} --version 2>/dev/null`;
 
 # The staticlib and the generated header (a no-op after `make`).
 build_cargo($cargo, '--lib');
@@ -28,11 +28,12 @@ ok(-f "$root/include/data_queue_shared.h", 'the header exists');
 
 my $dir = tmpdir();
 for my $prog (qw(producer consumer)) {
-    my @cmd = ($cc, '-std=c99', '-D_POSIX_C_SOURCE=200809L', '-Wall', '-Wextra', '-Werror',
+    my @cmd = (@cc, '-std=c99', '-D_POSIX_C_SOURCE=200809L', '-Wall', '-Wextra', '-Werror',
                "-I$root/include", "$root/examples/c/$prog.c", $lib,
                qw(-lpthread -ldl -lm), '-o', "$dir/$prog");
-    my $out = `@cmd 2>&1`;
-    is($?, 0, "examples/c/$prog.c compiles warning-free") or diag("@cmd\n$out");
+    # The compiler's messages, if any, go to STDERR as diagnostics.
+    is(system({ $cmd[0] } @cmd), 0, "examples/c/$prog.c compiles warning-free")
+        or diag("@cmd");
 }
 -x "$dir/$_" or BAIL_OUT("$dir/$_ was not built") for qw(producer consumer);
 
