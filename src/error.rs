@@ -6,7 +6,26 @@ use std::io;
 /// Why opening or using a queue failed.
 ///
 /// Every variant carries enough context to print a one-line message that
-/// names the thing at fault (a path, a value, a size).
+/// names the thing at fault (a path, a value, a size). The C API reports
+/// the variants as `DQS_E_*` kinds (see [`crate::ffi::DqsError`]).
+///
+/// # Examples
+///
+/// ```
+/// use data_queue_shared::{Error, IntQueue, StrQueue};
+/// let e = IntQueue::<i64>::anonymous(0).err().unwrap();
+/// assert!(matches!(e, Error::InvalidArgument(_)));
+/// assert_eq!(e.to_string(), "capacity 0 is out of range (1 .. 1073741824)");
+///
+/// let path = std::env::temp_dir().join(format!("dqs-err-{}.shm", std::process::id()));
+/// let q = IntQueue::<i32>::open(&path, 8, 0o600)?;
+/// match StrQueue::open(&path, 8, 0, 0o600) {
+///     Err(Error::Incompatible { why, .. }) => assert_eq!(why, "it holds an Int32 queue"),
+///     _ => panic!("a Str handle must refuse an Int32 file"),
+/// }
+/// q.unlink()?;
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Debug)]
 pub enum Error {
     /// An argument was out of range; the string says which and why.
@@ -48,6 +67,14 @@ impl Error {
     }
 
     /// The OS error number behind this error, when there is one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let e = IntQueue::<i64>::open("/nonexistent-dir/q.shm", 8, 0o600).err().unwrap();
+    /// assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+    /// ```
     pub fn raw_os_error(&self) -> Option<i32> {
         match self {
             Error::Io { source, .. } => source.raw_os_error(),

@@ -8,6 +8,23 @@
 use crate::sync::AtomicU32;
 
 /// An absolute point on `CLOCK_MONOTONIC`, or "never".
+///
+/// Blocking calls take a deadline rather than a timeout, so a wait that a
+/// signal interrupts resumes with exactly the time left.
+///
+/// # Examples
+///
+/// ```
+/// use data_queue_shared::Deadline;
+/// let d = Deadline::after_secs(0.0); // already past: try once
+/// assert!(d.expired());
+/// assert_eq!(d.remaining_secs(), Some(0.0));
+/// let f = Deadline::after_secs(-1.0); // negative, infinite, NaN: never
+/// assert_eq!(f, Deadline::FOREVER);
+/// assert_eq!(f.remaining_secs(), None);
+/// let d = Deadline::after_secs(60.0);
+/// assert!(!d.expired() && d.remaining_secs().unwrap() <= 60.0);
+/// ```
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Deadline {

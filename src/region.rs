@@ -37,6 +37,10 @@ pub struct Request {
 
 impl Request {
     /// Validate and normalise into the geometry to create.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a capacity outside `1 ..= 2^30`, a
+    /// Str arena above 4 GiB, or a size that overflows.
     pub fn geometry(&self) -> Result<Geometry> {
         let cap = normalize_capacity(self.capacity).ok_or_else(|| {
             Error::InvalidArgument(format!(
@@ -340,7 +344,11 @@ impl Region {
         self.geo.total_size
     }
 
-    /// `msync(MS_SYNC)` the whole mapping.
+    /// `msync(MS_SYNC)` the whole mapping (nothing to do for an anonymous
+    /// one).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when msync fails.
     pub fn sync(&self) -> Result<()> {
         match &self.map {
             Map::Raw(m) => m.flush().map_err(|e| Error::io("msync", e)),
@@ -391,6 +399,14 @@ impl Region {
     }
 
     /// Create the file at `path`, or attach to the queue already there.
+    ///
+    /// # Errors
+    /// As [`Request::geometry`]; [`Error::Io`] when the file cannot be
+    /// opened (a symlink is refused), locked, sized, reserved or mapped;
+    /// [`Error::InvalidArgument`] for a path with a NUL byte or something
+    /// that is not a regular file; [`Error::Incompatible`] for another
+    /// variant, format version or a damaged or truncated header;
+    /// [`Error::IncompleteCreate`] for a file an interrupted create left.
     pub fn open_path(path: &Path, req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
         let who = path.display().to_string();
         let c = cpath(path)?;
@@ -461,6 +477,9 @@ impl Region {
     }
 
     /// A queue in anonymous shared memory, inherited by forked children.
+    ///
+    /// # Errors
+    /// As [`Request::geometry`]; [`Error::Io`] when mmap fails.
     pub fn anonymous(req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
         let geo = req.geometry()?;
         let (map, base) = Self::map_anon(geo.total_size)?;
@@ -470,6 +489,10 @@ impl Region {
     }
 
     /// A queue in a new memfd (close-on-exec, sealed against resizing).
+    ///
+    /// # Errors
+    /// As [`Request::geometry`]; [`Error::Io`] when memfd_create, sizing,
+    /// sealing or mmap fails.
     pub fn memfd(name: &CStr, req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
         let geo = req.geometry()?;
         let who = format!("memfd {}", name.to_string_lossy());
@@ -503,6 +526,12 @@ impl Region {
 
     /// Attach to the queue behind `fd` (a memfd or a queue file). The fd is
     /// duplicated (`F_DUPFD_CLOEXEC`); the caller keeps its own.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a negative fd or one that is not a
+    /// memfd or regular file; [`Error::Io`] for a closed fd (or when dup,
+    /// fstat or mmap fail); [`Error::TooSmall`] when it cannot hold a
+    /// header; [`Error::Incompatible`] as for [`Region::open_path`].
     pub fn from_fd(fd: libc::c_int, want: Variant) -> Result<Region> {
         let who = format!("fd {fd}");
         if fd < 0 {
@@ -569,6 +598,10 @@ fn reserve(fd: libc::c_int, len: u64, who: &str) -> Result<()> {
 }
 
 /// Remove a queue file.
+///
+/// # Errors
+/// [`Error::Io`] when unlink fails (e.g. `ENOENT`);
+/// [`Error::InvalidArgument`] for a path with a NUL byte.
 pub fn unlink(path: &Path) -> Result<()> {
     let c = cpath(path)?;
     // SAFETY: `c` is NUL-terminated.

@@ -560,6 +560,25 @@ impl StrQueue {
     /// Out-of-range capacity or arena (over 4 GiB), a path that cannot be
     /// opened (a symlink is refused), a file holding another variant, a
     /// truncated or corrupt file ([`Error::Incompatible`]), or no space.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let path = std::env::temp_dir().join(format!("dqs-str-open-{}.shm", std::process::id()));
+    /// let q = StrQueue::open(&path, 100, 0, 0o600)?; // 128 slots, 32 KiB arena
+    /// assert_eq!(q.capacity(), 128);
+    /// assert_eq!(q.stats().arena_cap, 128 * 256);
+    /// // A second open attaches; the stored geometry wins.
+    /// let other = StrQueue::open(&path, 2, 4096, 0o600)?;
+    /// assert_eq!(other.capacity(), 128);
+    /// assert!(q.push(b"job", false)?);
+    /// let mut buf = Vec::new();
+    /// assert_eq!(other.pop(false, &mut buf), Some(false));
+    /// assert_eq!(buf, b"job");
+    /// q.unlink()?;
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn open(path: impl AsRef<Path>, capacity: u64, arena: u64, mode: u32) -> Result<Self> {
         Region::open_path(
             path.as_ref(),
@@ -582,6 +601,20 @@ impl StrQueue {
     ///
     /// # Errors
     /// Out-of-range capacity or arena, memfd_create or sealing failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let name = std::ffi::CString::new("jobs").unwrap();
+    /// let q = StrQueue::memfd(&name, 8, 0)?;
+    /// // Another handle (in practice: another process that received the fd).
+    /// let other = StrQueue::from_fd(q.fd())?;
+    /// assert!(q.push(b"hi", false)?);
+    /// let mut buf = Vec::new();
+    /// assert_eq!(other.pop(false, &mut buf), Some(false));
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn memfd(name: &CStr, capacity: u64, arena: u64) -> Result<Self> {
         Region::memfd(name, &Self::request(capacity, arena, 0), &Self::init_body).map(Self::wrap)
     }
@@ -635,6 +668,19 @@ impl StrQueue {
     /// give up: they then return false / `None` / 0 with `errno` set to
     /// `ETIMEDOUT`. `None`, a negative, infinite or NaN value waits as
     /// long as the holder lives. This handle only (not shared).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(8, 0)?;
+    /// assert_eq!(q.lock_timeout(), None);
+    /// q.set_lock_timeout(Some(0.5));
+    /// assert_eq!(q.lock_timeout(), Some(0.5));
+    /// q.set_lock_timeout(Some(-1.0)); // back to waiting for the holder
+    /// assert_eq!(q.lock_timeout(), None);
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn set_lock_timeout(&self, secs: Option<f64>) {
         let ns = match secs {
             Some(t) if (0.0..1.0e9).contains(&t) => (t * 1e9) as u64,
@@ -790,6 +836,20 @@ impl StrQueue {
     /// [`Error::InvalidArgument`] when the string could never fit: longer
     /// than the usable arena, or than [`MAX_ITEM`] bytes. The message names
     /// both sizes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::{Error, StrQueue};
+    /// let q = StrQueue::anonymous(2, 4096)?;
+    /// assert!(q.push(b"", false)?); // empty strings are items too
+    /// assert!(q.push(&[0, 255], false)?);
+    /// assert!(!q.push(b"x", false)?); // every slot taken: try later
+    /// let err = q.push(&[0; 5000], false).unwrap_err(); // can never fit
+    /// assert!(matches!(err, Error::InvalidArgument(_)));
+    /// assert_eq!(err.to_string(), "string of 5000 bytes exceeds the arena of 4096 bytes");
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn push(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
         self.push_at(bytes, utf8, false)
     }
@@ -808,6 +868,25 @@ impl StrQueue {
     ///
     /// # Errors
     /// As [`StrQueue::push`], checked before waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::{Deadline, StrQueue, Waited};
+    /// let q = StrQueue::anonymous(2, 0)?;
+    /// let d = Deadline::after_secs(0.01);
+    /// assert_eq!(q.push_wait(b"a", false, false, &d)?, Waited::Done(()));
+    /// assert_eq!(q.push_wait(b"b", false, true, &d)?, Waited::Done(())); // at the front
+    /// // Full: waits until the deadline (retry on Interrupted).
+    /// let w = loop {
+    ///     match q.push_wait(b"c", false, false, &d)? {
+    ///         Waited::Interrupted => continue,
+    ///         w => break w,
+    ///     }
+    /// };
+    /// assert_eq!(w, Waited::TimedOut);
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn push_wait(
         &self,
         bytes: &[u8],
@@ -866,7 +945,29 @@ impl StrQueue {
     }
 
     /// [`StrQueue::pop`], sleeping while the queue is empty, until
-    /// `deadline`. A timeout counts in `pop_empty`.
+    /// `deadline`. A timeout counts in `pop_empty`. `Interrupted` (a
+    /// signal) means nothing was popped: call again with the same deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::{Deadline, StrQueue, Waited};
+    /// let q = StrQueue::anonymous(8, 0)?;
+    /// let mut buf = Vec::new();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| q.push("\u{263a}".as_bytes(), true));
+    ///     let d = Deadline::after_secs(10.0);
+    ///     let w = loop {
+    ///         match q.pop_wait(false, &mut buf, &d) {
+    ///             Waited::Interrupted => continue,
+    ///             w => break w,
+    ///         }
+    ///     };
+    ///     assert_eq!(w, Waited::Done(true));
+    /// });
+    /// assert_eq!(buf, "\u{263a}".as_bytes());
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn pop_wait(&self, back: bool, out: &mut Vec<u8>, deadline: &Deadline) -> Waited<bool> {
         // SYNC POINT: as in push_wait, with the roles swapped: a producer
         // publishes under the lock and then checks `pop_waiters` (SeqCst).
@@ -908,6 +1009,21 @@ impl StrQueue {
     /// # Errors
     /// As [`StrQueue::push`] when any item could never fit; then nothing is
     /// pushed (all items are checked before the lock is taken).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(4, 0)?;
+    /// let batch: [(&[u8], bool); 5] =
+    ///     [(b"a", false), (b"b", false), ("\u{e9}".as_bytes(), true), (b"d", false), (b"e", false)];
+    /// assert_eq!(q.push_multi(&batch)?, 4); // the fifth did not fit
+    /// let (mut bytes, mut items) = (Vec::new(), Vec::new());
+    /// assert_eq!(q.pop_multi(10, Some(2), &mut bytes, &mut items), 2); // at most 2 bytes
+    /// assert_eq!(items, [(0, 1, false), (1, 1, false)]);
+    /// assert_eq!(bytes, b"ab");
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn push_multi(&self, items: &[(&[u8], bool)]) -> Result<usize> {
         for (b, _) in items {
             self.check(b.len())?;

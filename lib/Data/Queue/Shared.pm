@@ -1350,6 +1350,22 @@ and retry>. A file that has ever held data is never initialised again.
 Before you delete a file that gives this croak, make sure it really is an
 abandoned create: a header damaged later gives the same message.
 
+=head1 RUST AND C
+
+The engine is the Rust crate C<data-queue-shared> in this distribution,
+usable on its own: C<< IntQueue<i64> >>, C<< IntQueue<i32> >>, C<< IntQueue<i16> >>
+and C<StrQueue> are the four classes, with the same semantics (C<cargo doc
+--open> shows its documentation). Its C interface,
+F<include/data_queue_shared.h>, is generated when the crate is built and
+documents every C<dqs_*> function: return values, who owns what, threads
+and C<fork>. Programs in any of the three languages can share one queue
+file at the same time, blocking waits and wake-ups included; F<examples/>
+has a Rust producer and consumer and a C pair (F<examples/c/>), which the
+tests F<t/60-interop-rust.t> and F<t/61-interop-c.t> run against Perl.
+A Str item's UTF-8 flag is stored with it and comes back in every
+language: a Perl string with the flag pops in Rust or C with the flag set,
+and the bytes are Perl's internal (UTF-8) form of the string.
+
 =head1 ON-DISK FORMAT
 
 The format is meant to be read by other languages. All integers are native
@@ -1370,7 +1386,7 @@ bytes are zero padding.
     ------ ----  -------------  ------------------------------------------
          0 u64   magic          "DQSHARE1" read as a little-endian u64
                                 (0x3145524148535144); 0 until initialised
-         8 u32   version        format version, 1
+         8 u32   version        format version, 1 (see L</Versioning>)
         12 u32   variant        1 Int, 2 Int32, 3 Int16, 4 Str
         16 u64   capacity       slot count, a power of two, 2 .. 2**30
         24 u32   slot_size      16 (Int, Str) or 8 (Int32, Int16)
@@ -1409,6 +1425,17 @@ bytes are zero padding.
        240 u64   lock_contended Str: acquisitions that had to wait
        248 u64   lock_owner     Str: holder tag, pid << 32 | start time
                                 (low 32 bits of /proc/<pid>/stat field 22)
+
+A creator fills in the whole file and stores C<magic> last (release
+ordering); an attacher loads it with acquire ordering. This module holds
+an exclusive C<flock> on the file while it creates or checks it, so a
+process that takes the same C<flock> and still finds C<magic> 0 has found
+an interrupted create. An attacher checks every geometry field (magic,
+version, variant, capacity a power of two in range, slot_size, header_size
+and slots_off as above, arena_cap in range for Str, arena_off and
+total_size as computed from the others, a file at least total_size bytes
+long), keeps its own copy of the geometry and never trusts those fields in
+the file again.
 
 For the integer queues C<push_ok> is C<tail> and C<pop_ok> is
 C<head - cleared>; C<head> and C<tail> only grow, and C<tail - head> is the
@@ -1549,6 +1576,18 @@ A process that attaches takes the capacity and arena size from the header
 once, checks them, and never trusts later values in shared memory: an
 arena state that is not consistent as above makes pushes fail until the
 queue is empty, and a slot pointing outside the arena reads as no item.
+
+=head2 Versioning
+
+C<magic> names the family and never changes. C<version> changes with
+every change to the layout or to the rules above that a process of the
+previous version could misread, and a process refuses to attach to any
+version but its own (C<invalid or incompatible queue file (unknown format
+version)>), so builds of different format versions never share a queue.
+There is no upgrade in place: drain the queue with the old build, remove
+the file and create it again. Zero padding and the C<spare> slot words gain
+meanings only together with a new version. The crate's documentation
+(C<cargo doc>) describes the same format, field by field.
 
 =head1 BENCHMARKS
 
