@@ -174,9 +174,12 @@
 //!  56  u64   total_size       header + slots + arena
 //!  64  u64   head             Int: see the ring module; Str: front slot index
 //!  72  u64   pop_empty        atomic counter: pops that found it empty
-//!  80  u64   str_pop_ok       Str: items popped
-//!  88  u64   arena_rd         Str: where the front item's charge starts
-//!  96  u64   jrnl_head        Str journal: new head
+//!  80  u64   str_pop_ok       Str: items popped; Int: positions given up
+//!                             by slot repair (`Header::int_skipped`)
+//!  88  u64   arena_rd         Str: where the front item's charge starts;
+//!                             Int: 1 + position found stuck, or 0
+//!  96  u64   jrnl_head        Str journal: new head; Int: when (monotonic
+//!                             ns) that position was first found stuck
 //! 104  u64   jrnl_tail        Str journal: new tail
 //! 112  u64   jrnl_arena_rd    Str journal: new arena_rd
 //! 120  u64   jrnl_arena_wr    Str journal: new arena_wr
@@ -188,9 +191,10 @@
 //! 168  u64   jrnl_arena_used  Str journal: new arena_used
 //! 176  u64   jrnl_push_ok     Str journal: new str_push_ok
 //! 184  u64   jrnl_pop_ok      Str journal: new str_pop_ok
-//! 192  u32   pop_waiters      atomic: consumers blocked now
+//! 192  u32   pop_waiters      atomic: consumers blocked now (low 24 bits)
+//!                             and an epoch (high 8 bits)
 //! 196  u32   pop_futex        futex word consumers sleep on
-//! 200  u32   push_waiters     atomic: producers blocked now
+//! 200  u32   push_waiters     atomic: producers blocked now, as above
 //! 204  u32   push_futex       futex word producers sleep on
 //! 208  u32   lock             Str: lock word (0, or pid | 0x8000_0000)
 //! 212  u32   journal          Str: 1 while the journal holds a commit
@@ -217,14 +221,18 @@
 //!
 //! **Waiting.** A consumer about to sleep increments `pop_waiters`
 //! (sequentially consistent), reads `pop_futex`, checks the queue once
-//! more, then calls `FUTEX_WAIT` on `pop_futex` with the value read and
-//! decrements `pop_waiters` when it wakes. A producer, after a successful
-//! push, reads `pop_waiters` (sequentially consistent) and only when it is
-//! non-zero increments `pop_futex` and calls `FUTEX_WAKE`. Producers
-//! waiting for room use `push_waiters` and `push_futex` the same way. A
+//! more, then calls `FUTEX_WAIT` on `pop_futex` with the value read and,
+//! when it wakes, decrements `pop_waiters` if its epoch (high 8 bits) is
+//! still the one it incremented in. A producer, after a successful push,
+//! reads `pop_waiters` (sequentially consistent) and only when its count
+//! (low 24 bits) is non-zero increments `pop_futex` and calls
+//! `FUTEX_WAKE`. Producers waiting for room use `push_waiters` and
+//! `push_futex` the same way. A process whose wake calls woke nobody 64
+//! times in a row resets the word to the next epoch with count 0 and wakes
+//! everybody (see the [`wait`] module): that forgets waiters that were
+//! killed asleep, and live ones simply announce themselves again. A
 //! foreign writer that skips the wake-up leaves sleepers asleep until
-//! their deadline; one that forgets to decrement its waiter count only
-//! costs others needless wake-ups.
+//! their deadline.
 //!
 //! ## Int slots
 //!

@@ -1386,7 +1386,7 @@ bytes are zero padding.
     ------ ----  -------------  ------------------------------------------
          0 u64   magic          "DQSHARE1" read as a little-endian u64
                                 (0x3145524148535144); 0 until initialised
-         8 u32   version        format version, 1 (see L</Versioning>)
+         8 u32   version        format version, 2 (see L</Versioning>)
         12 u32   variant        1 Int, 2 Int32, 3 Int16, 4 Str
         16 u64   capacity       slot count, a power of two, 2 .. 2**30
         24 u32   slot_size      16 (Int, Str) or 8 (Int32, Int16)
@@ -1395,22 +1395,28 @@ bytes are zero padding.
         40 u64   arena_off      Str: offset of the string arena, else 0
         48 u64   arena_cap      Str: arena bytes, else 0
         56 u64   total_size     bytes in the mapping
-        64 u64   head           Int: atomic, next position to pop;
+        64 u64   head           Int: atomic hint, where pops start looking;
                                 Str: slot index of the front item
         72 u64   pop_empty      atomic: pops that found it empty
-        80 u64   str_pop_ok     Str: items popped
-        88 u64   arena_rd       Str: where the front item's charge starts
-       128 u64   tail           Int: atomic, next position to push;
-                                Str: number of items
+        80 u64   str_pop_ok     Str: items popped; Int: positions given
+                                up by slot repair ("skipped")
+        88 u64   arena_rd       Str: where the front item's charge starts;
+                                Int: 1 + the reserved position consumers
+                                last found stuck, or 0
+       128 u64   tail           Int: atomic hint, where pushes start
+                                looking; Str: number of items
        136 u64   push_full      atomic: pushes that found it full
        144 u64   str_push_ok    Str: items pushed
        152 u64   arena_wr       Str: where the back item's charge ends
        160 u64   arena_used     Str: arena bytes charged to the items
-       192 u32   pop_waiters    atomic: consumers asleep
+       192 u32   pop_waiters    atomic: consumers asleep (low 24 bits)
+                                and an epoch (high 8 bits)
        196 u32   pop_futex      futex word consumers sleep on
-       200 u32   push_waiters   atomic: producers asleep
+       200 u32   push_waiters   atomic: producers asleep, as pop_waiters
        204 u32   push_futex     futex word producers sleep on
-        96 u64   jrnl_head      Str journal (see CRASH SAFETY): new head,
+        96 u64   jrnl_head      Str journal (see CRASH SAFETY): new head;
+                                Int: CLOCK_MONOTONIC ns when the stuck
+                                position was first seen
        104 u64   jrnl_tail        tail,
        112 u64   jrnl_arena_rd    arena_rd,
        120 u64   jrnl_arena_wr    arena_wr,
@@ -1437,9 +1443,11 @@ total_size as computed from the others, a file at least total_size bytes
 long), keeps its own copy of the geometry and never trusts those fields in
 the file again.
 
-For the integer queues C<push_ok> is C<tail> and C<pop_ok> is
-C<head - cleared>; C<head> and C<tail> only grow, and C<tail - head> is the
-size. For Str, C<push_ok> and C<pop_ok> are C<str_push_ok> and
+For the integer queues C<head> and C<tail> are hints (see L</Slots>):
+the true counts are found by stepping from them over slots already done
+for their position. C<push_ok> is that settled tail minus C<skipped>,
+C<pop_ok> the settled head minus C<skipped> and C<cleared>, and the size
+their difference. For Str, C<push_ok> and C<pop_ok> are C<str_push_ok> and
 C<str_pop_ok>, C<tail> is the size, and the Str fields are described in
 L</Str queues>.
 
@@ -1454,44 +1462,71 @@ The integer queues' slots:
     Int16      8   u32 seq, i16 value, u16 padding
 
 Slot C<i> (counting from 0 at C<slots_off>) serves every position C<p> with
-C<p & (capacity - 1) == i>. The rules are those of Dmitry Vyukov's bounded
-MPMC queue:
+C<p & (capacity - 1) == i>. The sequence numbers follow Dmitry Vyukov's
+bounded MPMC queue, but a position is claimed on its slot, never on a
+counter, so that no process can die owning a position it has not finished:
 
 =over 4
 
 =item *
 
-At creation slot C<i> has C<seq = i>.
+At creation slot C<i> has C<seq = i> and value 0.
 
 =item *
 
-A producer may use position C<p> when its slot has C<seq == p>. It claims
-C<p> by advancing C<tail> from C<p> to C<p + 1> with compare-and-swap,
-writes the value, then stores C<seq = p + 1> with release ordering.
+C<seq == p>: free for the producer of position C<p>. The producer publishes
+with one compare-and-swap of the whole slot from C<(p, old value)> to
+C<(p + 1, value)> (a 16-byte CAS, x86-64 C<CMPXCHG16B>, for Int; an 8-byte
+CAS of the slot word for Int32 and Int16). Then it stores C<p + 1> into
+C<tail>.
 
 =item *
 
-A consumer may use position C<p> when its slot has C<seq == p + 1>. It
-claims C<p> by advancing C<head> the same way, reads the value, then stores
-C<seq = p + capacity> with release ordering, freeing the slot for the next
-lap.
+C<seq == p + 1>: holds the value of C<p>. A consumer reads the value, then
+takes it with a compare-and-swap of C<seq> from C<p + 1> to
+C<p + capacity> (free for the next lap); the read is valid if the CAS
+succeeds. Then it stores C<p + 1> into C<head>.
 
 =item *
 
-Readers of C<seq> use acquire ordering. The 32-bit sequences of Int32 and
-Int16 hold the low 32 bits of the position and are compared with wrapping
-arithmetic; capacity is capped at C<2**30> so that stays unambiguous.
+C<head> and C<tail> are where to start looking. A producer that finds the
+slot at C<tail> already published, or a consumer that finds it already
+taken, steps forward; so a process killed between its CAS and its counter
+store, or a slow one storing an older value, only costs a step.
+
+=item *
+
+A batch push may reserve C<m> positions whose slots it has checked free
+with one compare-and-swap of C<tail> from C<p> to C<p + m>, then publishes
+them one by one as above, skipping any a peer published meanwhile. A
+consumer that finds a position unpublished while C<tail> is past it waits;
+when the same position (recorded in C<arena_rd> as C<p + 1>, with the time
+in C<jrnl_head>) has stayed unpublished for 50 ms, it gives the position up
+with a compare-and-swap of C<seq> from C<p> to C<p + capacity>, counts it
+in C<str_pop_ok> ("skipped") and C<recoveries>, and goes on. A slow
+producer's later CAS then fails and it puts the item elsewhere.
+
+=item *
+
+The 32-bit sequences of Int32 and Int16 hold the low 32 bits of the
+position and are compared with wrapping arithmetic; capacity is capped at
+C<2**30> so that stays unambiguous. The CAS operations are sequentially
+consistent; readers of C<seq> use at least acquire ordering.
 
 =back
 
-The claims of C<head> and C<tail> are sequentially consistent, and so is
-the waiter protocol: a consumer about to sleep increments C<pop_waiters>,
-reads C<pop_futex>, checks the queue once more, then calls C<FUTEX_WAIT> on
-C<pop_futex> with the value it read and decrements C<pop_waiters> when it
-wakes. A producer that sees C<pop_waiters> non-zero after its push
-increments C<pop_futex> and calls C<FUTEX_WAKE> on it. The futexes are
-shared, not process-private. Producers waiting for room use C<push_waiters>
-and C<push_futex> the same way.
+The waiter protocol is sequentially consistent too: a consumer about to
+sleep increments C<pop_waiters> (remembering the epoch in its high 8
+bits), reads C<pop_futex>, checks the queue once more, then calls
+C<FUTEX_WAIT> on C<pop_futex> with the value it read; when it wakes it
+decrements C<pop_waiters> only if the epoch is unchanged. A producer that
+sees a non-zero count (low 24 bits) after its push increments C<pop_futex>
+and calls C<FUTEX_WAKE>. A process whose wakes found nobody asleep 64 times
+in a row replaces the word by the next epoch with count 0, increments the
+futex word and wakes everybody: live waiters announce themselves again,
+dead ones are forgotten. The futexes are shared, not process-private.
+Producers waiting for room use C<push_waiters> and C<push_futex> the same
+way.
 
 =head2 Str queues
 
