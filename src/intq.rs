@@ -93,6 +93,19 @@ impl<T: Element> IntQueue<T> {
     /// Out-of-range capacity, a path that cannot be opened (a symlink is
     /// refused), a file holding another variant or a corrupt header, or no
     /// space to reserve the file.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let path = std::env::temp_dir().join(format!("dqs-doc-{}.q", std::process::id()));
+    /// let a = IntQueue::<i64>::open(&path, 100, 0o600).unwrap();
+    /// let b = IntQueue::<i64>::open(&path, 1, 0o600).unwrap(); // attaches
+    /// assert_eq!(b.capacity(), 128);
+    /// assert!(a.push(5));
+    /// assert_eq!(b.pop(), Some(5));
+    /// a.unlink().unwrap();
+    /// ```
     pub fn open(path: impl AsRef<Path>, capacity: u64, mode: u32) -> Result<Self> {
         check_cpu::<T>()?;
         Region::open_path(
@@ -117,6 +130,17 @@ impl<T: Element> IntQueue<T> {
     ///
     /// # Errors
     /// Out-of-range capacity, memfd_create or sealing failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let name = std::ffi::CStr::from_bytes_with_nul(b"jobs\0").unwrap();
+    /// let q = IntQueue::<i16>::memfd(name, 8).unwrap();
+    /// let same = IntQueue::<i16>::from_fd(q.fd()).unwrap();
+    /// assert!(q.push(-3));
+    /// assert_eq!(same.pop(), Some(-3));
+    /// ```
     pub fn memfd(name: &CStr, capacity: u64) -> Result<Self> {
         check_cpu::<T>()?;
         Region::memfd(name, &Self::request(capacity, 0), &Self::init_body).map(Self::wrap)
@@ -212,6 +236,22 @@ impl<T: Element> IntQueue<T> {
     }
 
     /// Push `v`, sleeping while the queue is full, until `deadline`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::{Deadline, IntQueue, Waited};
+    /// let q = IntQueue::<i32>::anonymous(2).unwrap();
+    /// assert_eq!(q.push_wait(1, &Deadline::after_secs(1.0)), Waited::Done(()));
+    /// assert!(q.push(2));
+    /// // Full: nobody pops, so the wait ends at its deadline.
+    /// assert_eq!(q.push_wait(3, &Deadline::after_secs(0.01)), Waited::TimedOut);
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| q.pop_wait(&Deadline::FOREVER));
+    ///     assert_eq!(q.push_wait(3, &Deadline::FOREVER), Waited::Done(()));
+    /// });
+    /// assert_eq!(q.stats().push_full, 1);
+    /// ```
     pub fn push_wait(&self, v: T, deadline: &Deadline) -> Waited<()> {
         let ring = self.ring();
         let r = block_on(self.producers(), deadline, || ring.try_push(v));

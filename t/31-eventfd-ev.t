@@ -43,9 +43,15 @@ for my $class (qw(Data::Queue::Shared::Int Data::Queue::Shared::Str)) {
         # Producers: one with the inherited handle, one with its own handle
         # that adopts the inherited fd. Each pushes in batches and notifies
         # once per batch (waiting for room when the consumer is behind).
+        # libev's default loop reaps every child that exits while it runs
+        # (its SIGCHLD handler), which would steal the producers' exit
+        # statuses from reap_ok: so they stay alive, blocked on a pipe,
+        # until the loop is done.
+        pipe(my $hold_r, my $hold_w) or die "pipe: $!";
         my @pids;
         for my $p (1 .. $producers) {
             push @pids, spawn(sub {
+                close $hold_w;
                 my $h = $q;
                 if ($p == 2) {
                     $h = $class->new($path, 64);
@@ -58,9 +64,12 @@ for my $class (qw(Data::Queue::Shared::Int Data::Queue::Shared::Str)) {
                     $h->notify or die "notify failed: $!\n";
                     Time::HiRes::sleep(0.01);
                 }
+                my $eof = <$hold_r>;    # until the parent closes its end
             });
         }
+        close $hold_r;
         EV::run();
+        close $hold_w;
 
         is(scalar @got, $want, "the watcher received all $want items");
         my @expect = sort map { my $p = $_; map { my $b = $_; map { "$p$b" . sprintf('%02d', $_) } 1 .. $per_batch } 1 .. $batches } 1 .. $producers;
