@@ -389,7 +389,7 @@ mod tests {
         for s in [8u64, 4096, 4104, 1 << 32] {
             let edges = [0, 8, s - 8, s, s + 8, 2 * s, u64::MAX, u64::MAX - 7];
             let mut vals: Vec<u64> = edges.to_vec();
-            vals.extend((0..40).map(|_| next() % (3 * s) & !7));
+            vals.extend((0..40).map(|_| (next() % (3 * s)) & !7));
             vals.push(next());
             for &cur in &vals {
                 for &charge in &vals {

@@ -1625,7 +1625,7 @@ mod tests {
                 let prefix = format!("{p}:{i}:").len();
                 assert_eq!(&s[prefix..], &pattern(i, s.len() - prefix)[..]);
                 assert!(
-                    last[p as usize].map_or(true, |l| l < i),
+                    last[p as usize].is_none_or(|l| l < i),
                     "order within a producer"
                 );
                 last[p as usize] = Some(i);
