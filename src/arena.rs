@@ -36,6 +36,16 @@ pub(crate) const fn align8(n: u64) -> u64 {
     n.saturating_add(7) & !7
 }
 
+/// `x % s` for `x < 2 * s` (the cursor sums below), without a division.
+#[inline(always)]
+const fn wrap_once(x: u64, s: u64) -> u64 {
+    if x >= s {
+        x - s
+    } else {
+        x
+    }
+}
+
 /// The arena's cursor words, as loaded from the header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Arena {
@@ -79,7 +89,7 @@ impl Arena {
             && self.wr < s
             && self.used <= s
             && (self.rd | self.wr | self.used) % 8 == 0
-            && (self.rd + self.used) % s == self.wr
+            && wrap_once(self.rd + self.used, s) == self.wr
     }
 
     /// Bytes not charged to any item.
@@ -119,7 +129,8 @@ impl Arena {
             return None;
         };
         self.used += p.waste + al;
-        self.wr = (p.off + al) % s;
+        // `p.off + al <= size` in both placements above.
+        self.wr = wrap_once(p.off + al, s);
         Some(p)
     }
 
@@ -175,20 +186,32 @@ impl Arena {
 
     /// Give back the front item's `charge` (aligned length + waste).
     pub(crate) fn release_front(&mut self, charge: u64) {
-        if self.size == 0 {
+        let s = self.size;
+        if s == 0 {
             return;
         }
-        self.rd = (self.rd % self.size + charge % self.size) % self.size;
+        self.rd = if self.rd < s && charge <= s {
+            // The usual case, without a division: the sum is below 2 * s.
+            wrap_once(self.rd + charge, s)
+        } else {
+            (self.rd % s + charge % s) % s
+        };
         self.used = self.used.saturating_sub(charge);
         self.reset_if_unused();
     }
 
     /// Give back the back item's `charge` (aligned length + waste).
     pub(crate) fn release_back(&mut self, charge: u64) {
-        if self.size == 0 {
+        let s = self.size;
+        if s == 0 {
             return;
         }
-        self.wr = (self.wr % self.size + self.size - charge % self.size) % self.size;
+        self.wr = if self.wr < s && charge <= s {
+            // As in release_front: `wr + s - charge` is below 2 * s.
+            wrap_once(self.wr + s - charge, s)
+        } else {
+            (self.wr % s + s - charge % s) % s
+        };
         self.used = self.used.saturating_sub(charge);
         self.reset_if_unused();
     }
@@ -349,6 +372,55 @@ mod tests {
             // Releases never panic, whatever the input.
             a.release_front(u64::MAX);
             a.release_back(u64::MAX);
+        }
+    }
+
+    #[test]
+    fn releases_match_the_modular_formula_for_any_input() {
+        // The division-free fast paths against the plain `%` arithmetic,
+        // at the edges (0, s - 8, s, beyond) and on pseudo-random values.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for s in [8u64, 4096, 4104, 1 << 32] {
+            let edges = [0, 8, s - 8, s, s + 8, 2 * s, u64::MAX, u64::MAX - 7];
+            let mut vals: Vec<u64> = edges.to_vec();
+            vals.extend((0..40).map(|_| (next() % (3 * s)) & !7));
+            vals.push(next());
+            for &cur in &vals {
+                for &charge in &vals {
+                    let used = next() % (s + 16);
+                    let mut a = Arena {
+                        size: s,
+                        rd: cur,
+                        wr: 0,
+                        used,
+                    };
+                    a.release_front(charge);
+                    let mut rd = (cur % s + charge % s) % s;
+                    let used2 = used.saturating_sub(charge);
+                    if used2 == 0 {
+                        rd = 0;
+                    }
+                    assert_eq!((a.rd, a.used), (rd, used2), "front {s} {cur} {charge}");
+                    let mut b = Arena {
+                        size: s,
+                        rd: 0,
+                        wr: cur,
+                        used,
+                    };
+                    b.release_back(charge);
+                    let mut wr = (cur % s + s - charge % s) % s;
+                    if used2 == 0 {
+                        wr = 0;
+                    }
+                    assert_eq!((b.wr, b.used), (wr, used2), "back {s} {cur} {charge}");
+                }
+            }
         }
     }
 }

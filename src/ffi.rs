@@ -730,7 +730,7 @@ pub unsafe extern "C" fn dqs_int_pop_multi(q: *const DqsQueue, out: *mut i64, n:
 
 /// Pop into `out` through a small buffer of the queue's own width.
 fn pop_widened<T: Element>(iq: &IntQueue<T>, out: &mut [i64]) -> usize {
-    const CHUNK: usize = 64;
+    const CHUNK: usize = 256;
     let mut buf = [T::from_i64(0); CHUNK];
     let mut done = 0;
     while done < out.len() {

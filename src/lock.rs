@@ -157,12 +157,20 @@ static TAG_CACHE: StdAtomicU64 = StdAtomicU64::new(0);
 /// This process's owner tag: `pid << 32 | starttime` (low 32 bits of the
 /// clock-tick start time from `/proc/self/stat`, 0 without procfs). Cached
 /// like [`current_pid`] and forgotten in forked children.
+#[inline]
 pub fn current_tag() -> u64 {
-    let pid = current_pid();
+    // Nonzero only when filled by this process: a forked child's handler
+    // clears it, and it is never filled without that handler.
     let t = TAG_CACHE.load(StdOrdering::Relaxed);
-    if t >> 32 == u64::from(pid) {
+    if t != 0 {
         return t;
     }
+    current_tag_slow()
+}
+
+#[cold]
+fn current_tag_slow() -> u64 {
+    let pid = current_pid();
     let start = proc_stat(pid).map_or(0, |s| s.start as u32);
     let t = u64::from(pid) << 32 | u64::from(start);
     if !NO_CACHE.load(StdOrdering::Relaxed) {
@@ -313,7 +321,9 @@ impl<'a> LockGuard<'a> {
         deadline: impl FnOnce() -> Deadline,
         interruptible: bool,
     ) -> Result<(Self, Acquired), LockFail> {
-        let me = (current_pid() & PID_MASK).max(1);
+        // The tag carries the pid: one cached load gives both.
+        let my_tag = current_tag();
+        let me = ((my_tag >> 32) as u32 & PID_MASK).max(1);
         // SYNC POINT: as in acquire_as.
         let got = if word
             .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
@@ -325,7 +335,7 @@ impl<'a> LockGuard<'a> {
         };
         // Relaxed: read only by waiters judging a stuck holder, which is
         // a heuristic on top of the word itself (see the module docs).
-        tag.store(current_tag(), Ordering::Relaxed);
+        tag.store(my_tag, Ordering::Relaxed);
         Ok((LockGuard { word }, got))
     }
 }

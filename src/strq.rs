@@ -294,9 +294,31 @@ struct Locked<'q> {
 
 impl Drop for Locked<'_> {
     fn drop(&mut self) {
+        self.commit();
+    }
+}
+
+impl Locked<'_> {
+    /// Commit and unlock, as dropping does, but inlined into the caller
+    /// (the drop glue is an out-of-line call on the hot path).
+    #[inline(always)]
+    fn release(self) {
+        let mut me = std::mem::ManuallyDrop::new(self);
+        me.commit();
+        // SAFETY: `me` is never dropped nor used again; the guard is moved
+        // out exactly once and dropped here, which unlocks. The other
+        // fields own nothing.
+        drop(unsafe { std::ptr::read(&me._guard) });
+    }
+
+    /// Store the changes made under the lock, if any (see "Crash safety"
+    /// in the module docs).
+    #[inline(always)]
+    fn commit(&mut self) {
         if !self.dirty {
             return;
         }
+        self.dirty = false;
         let h = self.q.header();
         let kp = self.q.kill_point;
         let new = [
@@ -400,6 +422,7 @@ impl<'q> Locked<'q> {
 
     /// The end item's (offset, length, waste, utf8), if there is an item
     /// and its bytes lie inside the arena.
+    #[inline(always)]
     fn read_end(&self, back: bool) -> Option<(u64, u64, u64, bool)> {
         if self.count == 0 {
             return None;
@@ -421,6 +444,7 @@ impl<'q> Locked<'q> {
     }
 
     /// Append the end item's bytes to `out`; optionally remove the item.
+    #[inline(always)]
     fn copy_end(&mut self, back: bool, remove: bool, out: &mut Vec<u8>) -> Option<Taken> {
         let (off, len, waste, utf8) = self.read_end(back)?;
         let start = out.len();
@@ -459,6 +483,7 @@ impl<'q> Locked<'q> {
 
     /// Push `bytes` at one end if there is a free slot and arena room.
     /// The caller has checked that the item can ever fit.
+    #[inline(always)]
     fn put(&mut self, bytes: &[u8], utf8: bool, front: bool) -> bool {
         if self.count >= self.capacity() {
             return false;
@@ -692,7 +717,7 @@ impl StrQueue {
     /// Take the lock for a non-blocking call, waiting at most the
     /// handle's lock timeout. `None` (and `errno` = `ETIMEDOUT`) when that
     /// passed with the lock still held by a live process.
-    #[inline]
+    #[inline(always)]
     fn locked(&self) -> Option<Locked<'_>> {
         let ns = self.lock_timeout_ns.load(Ordering::Relaxed);
         let r = self.lock_until(
@@ -726,6 +751,7 @@ impl StrQueue {
     /// Take the lock (taking it over from a dead holder), waiting until
     /// the deadline `deadline()` computes (only when the lock is found
     /// held), and load the state, sanitised (see the module docs).
+    #[inline(always)]
     fn lock_until(
         &self,
         deadline: impl FnOnce() -> Deadline,
@@ -811,13 +837,14 @@ impl StrQueue {
         self.header().pop_empty.fetch_add(1, Ordering::Relaxed);
     }
 
+    #[inline(always)]
     fn push_at(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
         self.check(bytes.len())?;
         let Some(mut l) = self.locked() else {
             return Ok(false);
         };
         let ok = l.put(bytes, utf8, front);
-        drop(l);
+        l.release();
         if ok {
             self.consumers().wake(1);
         } else {
@@ -930,7 +957,7 @@ impl StrQueue {
         out.clear();
         let mut l = self.locked()?;
         let t = l.copy_end(back, true, out);
-        drop(l);
+        l.release();
         match t {
             Some(t) => {
                 self.wake_producers();
@@ -1714,7 +1741,7 @@ mod tests {
                 let prefix = format!("{p}:{i}:").len();
                 assert_eq!(&s[prefix..], &pattern(i, s.len() - prefix)[..]);
                 assert!(
-                    last[p as usize].map_or(true, |l| l < i),
+                    last[p as usize].is_none_or(|l| l < i),
                     "order within a producer"
                 );
                 last[p as usize] = Some(i);

@@ -1626,8 +1626,129 @@ meanings only together with a new version. The crate's documentation
 
 =head1 BENCHMARKS
 
-The comparison with other Perl queues and IPC modules is produced by
-C<perl -Mblib bench/vs.pl>; its results will be recorded here.
+Two benchmarks come with the distribution. From a built tree:
+
+    perl -Mblib bench/vs.pl            # Perl: this module against other queues
+    perl -Mblib bench/vs.pl 200000 3   # N items per case, 3 runs, medians
+    cargo bench                        # Rust: the engine alone (criterion)
+
+The first command of the README's Quick start builds and runs both.
+
+=head2 bench/vs.pl
+
+It runs every case in one process tree, on the machine at hand, and
+prints:
+
+=over 4
+
+=item *
+
+Two lines about the run: the module and perl versions and C<N> (the items
+moved per case; default 200000), then the machine: CPU model, online
+cores, kernel. Compare numbers only between runs with the same machine
+line.
+
+=item *
+
+Five sections: single-process integer push+pop (one push then one pop,
+C<N> times, on one queue); the same with a 50-byte string; batches of 100
+integers (C<push_multi> then C<pop_multi>, or the peer's nearest batch
+API); and two cross-process sections, one producer process and one
+consumer process moving C<N> integers, then C<N> 50-byte strings, each
+side blocking when it must (C<push_wait>/C<pop_wait> here, each peer's own
+blocking call there), timed from the fork to the last item; the rows
+C<(batches of 100)> move the same items in batches. Very slow peers move
+fewer items than C<N>; the rate is comparable all the same.
+
+=item *
+
+In each section one row per queue, fastest first: items per second, and
+the ratio to L<MCE::Queue> in the same section (C<1.0x>). Our classes
+appear as method calls and, when the keywords were built, as keywords.
+Peers: L<MCE::Queue>, L<Thread::Queue>, L<IPC::Msg> (SysV message
+queues), L<POSIX::RT::MQ>, L<Forks::Queue> and L<IPC::Transit>; one that
+is not installed, or has no API for a section, gets a C<skipped:> line
+saying why.
+
+=back
+
+With C<RUNS> above 1, the cases of a section run interleaved, C<RUNS>
+times each, and each row shows the median.
+
+=head2 criterion
+
+C<cargo bench> runs F<benches/ring.rs> (single-process: a push+pop pair
+per variant, batches of 100, Str push+pop pairs of 8, 50 and 1024 bytes,
+with crossbeam's C<ArrayQueue> as the in-process reference) and
+F<benches/cross_process.rs> (forked producers and consumers: SPSC and two
+producers with two consumers, integers and 50-byte strings). Criterion
+prints a time per iteration for each; it keeps its data under
+F<target/criterion/>, and compares each run with the previous one there.
+C<cargo bench --bench ring -- str_pair> runs one group.
+
+=head2 Results
+
+One run of C<perl -Mblib bench/vs.pl 200000 3> on an otherwise idle
+machine, pasted as printed (the keywords were not built there, hence the
+C<skipped> keyword rows):
+
+    Data::Queue::Shared 0.01, perl v5.36.0, N=200000, median of 3 runs
+    Intel(R) Xeon(R) Processor, 2 cores, Linux 6.18.44-fc-v973
+    Rates are items per second; the last column is the ratio to MCE::Queue
+
+    SINGLE-PROCESS INTEGER PUSH+POP (interleaved)
+      Data::Queue::Shared::Int               9.6M/s    7.3x
+      Data::Queue::Shared::Int32             8.9M/s    6.8x
+      Data::Queue::Shared::Int16             8.7M/s    6.6x
+      MCE::Queue                             1.3M/s    1.0x
+      Thread::Queue                          741K/s    0.6x
+      IPC::Msg (SysV)                        620K/s    0.5x
+      Shared::Int keyword q_int_*        skipped: keywords not built
+      Shared::Int32 keyword q_int32_*    skipped: keywords not built
+      Shared::Int16 keyword q_int16_*    skipped: keywords not built
+      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
+      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
+      IPC::Transit                       skipped: IPC::Transit not installed
+
+    SINGLE-PROCESS STRING PUSH+POP (~50B, interleaved)
+      Data::Queue::Shared::Str               6.8M/s    5.4x
+      MCE::Queue                             1.3M/s    1.0x
+      Thread::Queue                          733K/s    0.6x
+      IPC::Msg (SysV)                        504K/s    0.4x
+      Shared::Str keyword q_str_*        skipped: keywords not built
+      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
+      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
+      IPC::Transit                       skipped: IPC::Transit not installed
+
+    BATCH PUSH+POP (100 per batch, integers)
+      Shared::Int push_multi+pop_multi      28.9M/s   11.1x
+      Shared::Int16 push_multi+pop_multi    26.7M/s   10.2x
+      MCE::Queue                             2.6M/s    1.0x
+      Thread::Queue                          1.2M/s    0.5x
+      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
+      IPC::Msg (SysV)                    skipped: no batch API
+      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
+      IPC::Transit                       skipped: IPC::Transit not installed
+
+    CROSS-PROCESS (1 producer + 1 consumer, integers)
+      Shared::Int (batches of 100)          21.2M/s  141.4x
+      Shared::Int                            1.8M/s   11.8x
+      MCE::Queue (batches of 100)            1.7M/s   11.4x
+      IPC::Msg (SysV)                        716K/s    4.8x
+      MCE::Queue                             150K/s    1.0x
+      Thread::Queue (2 threads)               91K/s    0.6x
+      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
+      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
+      IPC::Transit                       skipped: IPC::Transit not installed
+
+    CROSS-PROCESS (1 producer + 1 consumer, ~50B strings)
+      Shared::Str                            1.5M/s   11.6x
+      IPC::Msg (SysV)                        590K/s    4.7x
+      MCE::Queue                             127K/s    1.0x
+      Thread::Queue (2 threads)               92K/s    0.7x
+      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
+      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
+      IPC::Transit                       skipped: IPC::Transit not installed
 
 =head1 SEE ALSO
 

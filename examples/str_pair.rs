@@ -1,0 +1,63 @@
+//! A fixed amount of queue work for instruction counting under callgrind
+//! (criterion's time-based loops make counts vary from run to run):
+//!
+//! ```text
+//! cargo build --release --example str_pair
+//! valgrind --tool=callgrind target/release/examples/str_pair str 50 1000000
+//! ```
+//!
+//! Run it twice with different iteration counts and divide the difference
+//! in `Ir` by the difference in iterations: that is the exact instruction
+//! count of one push+pop pair, without the start-up.
+//!
+//! Modes: `str LEN N` (Str push+pop pairs of LEN bytes), `int N` (Int
+//! push+pop pairs), `strmulti LEN N` (Str push_multi of 100 + pop_multi).
+
+use std::hint::black_box;
+
+use data_queue_shared::{IntQueue, StrQueue};
+
+fn arg(a: &[String], i: usize, what: &str) -> usize {
+    a.get(i)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("argument {i} ({what}) missing or not a number"))
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    match a.get(1).map(String::as_str) {
+        Some("str") => {
+            let (len, n) = (arg(&a, 2, "LEN"), arg(&a, 3, "N"));
+            let q = StrQueue::anonymous(1024, 0).unwrap();
+            let msg = vec![b'x'; len];
+            let mut out = Vec::with_capacity(2048);
+            for _ in 0..n {
+                q.push(black_box(&msg), false).unwrap();
+                black_box(q.pop(false, &mut out));
+            }
+        }
+        Some("strmulti") => {
+            let (len, n) = (arg(&a, 2, "LEN"), arg(&a, 3, "N"));
+            let q = StrQueue::anonymous(1024, 0).unwrap();
+            let msg = vec![b'x'; len];
+            let batch: Vec<(&[u8], bool)> = (0..100).map(|_| (&msg[..], false)).collect();
+            let mut out = Vec::with_capacity(200 * len);
+            let mut items = Vec::with_capacity(100);
+            for _ in 0..n {
+                black_box(q.push_multi(black_box(&batch)).unwrap());
+                out.clear();
+                items.clear();
+                black_box(q.pop_multi(100, None, &mut out, &mut items));
+            }
+        }
+        Some("int") => {
+            let n = arg(&a, 2, "N");
+            let q = IntQueue::<i64>::anonymous(1024).unwrap();
+            for i in 0..n {
+                q.push(black_box(i as i64));
+                black_box(q.pop());
+            }
+        }
+        _ => panic!("usage: str_pair str LEN N | strmulti LEN N | int N"),
+    }
+}
