@@ -234,6 +234,9 @@ fn drive(name: &str, case: fn(u64, &Status)) -> Report {
         let pid = unsafe { libc::fork() };
         assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
         if pid == 0 {
+            // A hung child must not outlive an interrupted run.
+            // SAFETY: plain syscall.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
             let mut rng = Rng::new(child_seed);
             let t0 = Instant::now();
             let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
@@ -934,10 +937,11 @@ fn scribble_case(seed: u64, st: &Status) {
             let s2 = Arc::clone(&stop);
             let sseed = rng.next();
             let mut rng2 = Rng::new(rng.next());
+            // The second handle attaches before the header can be damaged.
+            let q2 = if two { Some($second(&q)) } else { None };
             std::thread::scope(|sc| {
                 let scrib = sc.spawn(move || scribble(base, geo, sseed, writes, &s2));
-                let other = if two {
-                    let q2 = $second(&q);
+                let other = if let Some(q2) = q2 {
                     Some(sc.spawn(move || {
                         $setup(&q2);
                         $ops(&q2, &mut rng2, st, ops);
