@@ -470,6 +470,7 @@ impl Region {
             // SAFETY: geteuid has no preconditions.
             let mine = st.st_uid == unsafe { libc::geteuid() };
             if size == want.total_size && mine {
+                reserve_existing(fd.0, size, &who)?;
                 let (map, base) = Self::map_fd(fd.0, size, &who)?;
                 // SAFETY: `base` maps `size` readable bytes.
                 let bytes = unsafe { std::slice::from_raw_parts(base, size as usize) };
@@ -484,6 +485,7 @@ impl Region {
             return Err(Error::IncompleteCreate(who));
         }
         let geo = validate_header(&hdr, req.variant, size, &who)?;
+        reserve_existing(fd.0, geo.total_size, &who)?;
         let (map, base) = Self::map_fd(fd.0, geo.total_size, &who)?;
         Ok(Self::finish(map, base, geo, Backing::File, Some(c), -1))
     }
@@ -559,6 +561,7 @@ impl Region {
         }
         let hdr = read_header_bytes(own.0, &who)?;
         let geo = validate_header(&hdr, want, size, &who)?;
+        reserve_existing(own.0, geo.total_size, &who)?;
         let (map, base) = Self::map_fd(own.0, geo.total_size, &who)?;
         std::mem::forget(own);
         Ok(Self::finish(map, base, geo, Backing::Fd, None, dup))
@@ -615,6 +618,35 @@ fn reserve(fd: libc::c_int, len: u64, who: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Reserve the blocks of a file that already holds (or is becoming) a
+/// queue, so that a sparse one (copied with holes, or sized with truncate)
+/// on a full filesystem fails here with ENOSPC rather than with SIGBUS on
+/// first touch. This calls fallocate(2) itself: glibc's posix_fallocate
+/// emulation, where the filesystem lacks fallocate, writes into the file,
+/// which is not safe on a queue others may be using; such filesystems are
+/// left as they are, and so is an fd fallocate refuses for any reason but
+/// a lack of space (mmap reports what matters).
+fn reserve_existing(fd: libc::c_int, len: u64, who: &str) -> Result<()> {
+    let Ok(off) = libc::off_t::try_from(len) else {
+        return Ok(());
+    };
+    loop {
+        // SAFETY: plain syscall; mode 0 within the file's size allocates
+        // blocks for holes and changes no byte and not the size.
+        if unsafe { libc::fallocate(fd, 0, 0, off) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) | Some(libc::EFBIG) => {
+                return Err(Error::io(format!("{who}: reserve {len} bytes"), e));
+            }
+            _ => return Ok(()),
+        }
+    }
 }
 
 /// Remove a queue file.
