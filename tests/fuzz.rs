@@ -582,7 +582,15 @@ fn str_ops(q: &StrQueue, rng: &mut Rng, st: &Status, n: u64) {
             }
             _ => {
                 st.enter(17);
-                q.set_lock_timeout(Some(0.0005 * rng.below(4) as f64));
+                // Mostly shorter than the takeover poll interval (10 ms); now
+                // and then long enough to take a dead-looking lock over and
+                // replay whatever journal the scribbler left.
+                let t = if rng.chance(10) {
+                    0.03
+                } else {
+                    0.0005 * rng.below(4) as f64
+                };
+                q.set_lock_timeout(Some(t));
             }
         }
     }
