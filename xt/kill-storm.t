@@ -266,7 +266,7 @@ sub storm {
     my $s = $q->stats;
     diag(sprintf '%s: %ds, %d producer and %d consumer kills, %d values confirmed pushed, '
                . '%d ambiguous (%d of them popped), %d popped, %d missing (budget %d), '
-               . '%d left in the final drain, recoveries %d',
+               . '%d drained at the end, recoveries %d',
          $variant, $SECS, $kills_p, $kills_c, scalar(keys %confirmed), scalar(keys %maybe),
          $maybe_in, scalar(keys %popped), scalar(@missing), $budget, scalar(@final),
          $s->{recoveries} // 0);
@@ -288,6 +288,7 @@ sub storm {
     is_deeply([@disorder[0 .. ($#disorder < 9 ? $#disorder : 9)]], [],
               "$variant: FIFO per producer, as each consumer saw it")
         or diag(scalar(@disorder) . ' out of order');
+    diag("missing: @missing[0 .. ($#missing < 19 ? $#missing : 19)]") if @missing;
     ok(@missing <= $budget, "$variant: values lost only with killed consumers")
         or diag(scalar(@missing) . " missing, budget $budget; first: @missing[0 .. ($#missing < 9 ? $#missing : 9)]");
     $q->unlink;
