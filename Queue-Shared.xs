@@ -108,6 +108,13 @@ wrap_handle(pTHX_ SV *class_sv, int ix, DqsQueue *q)
     return sv_2mortal(ref);
 }
 
+/* Whether a defined argument can be taken as a number: a number, a
+ * numeric string, or an object with overloading; not a plain reference or
+ * a string like 'abc' (which Perl would quietly read as 0). Get-magic must
+ * have run. */
+#define NUMERIC_ARG(sv) \
+    (SvNIOK(sv) || (SvROK(sv) ? SvAMAGIC(sv) : looks_like_number(sv)))
+
 /* A positive integer count argument (capacity, arena bytes); with
  * `optional`, absent or undef gives 0. Values too large for the core are
  * passed through saturated so that its error names them. Runs get-magic
@@ -139,7 +146,7 @@ count_arg(pTHX_ SV *sv, int ix, CV *cv, const char *what, int optional)
     if (Perl_isnan(nv) || nv < 1.0)
         croak("%s->%s: %s must be a positive integer, got %" NVgf, CLASS(ix), METHOD, what, nv);
     if (nv >= 18446744073709551615.0)
-        return UINT64_MAX;
+        croak("%s->%s: %s %" NVgf " is too large", CLASS(ix), METHOD, what, nv);
     return (uint64_t)nv;
 }
 
@@ -153,10 +160,35 @@ str_arg(pTHX_ SV *sv, int ix, CV *cv, const char *what)
     SvGETMAGIC(sv);
     if (!SvOK(sv))
         return NULL;
+    if (SvROK(sv) && !SvAMAGIC(sv))
+        croak("%s->%s: %s must be a string, not a reference (%" SVf ")", CLASS(ix), METHOD, what,
+              SVfARG(sv));
     s = SvPV_nomg(sv, len);
     if (memchr(s, '\0', len))
         croak("%s->%s: %s contains a NUL byte", CLASS(ix), METHOD, what);
     return s;
+}
+
+/* How many items a pop_multi / pop_wait_multi may take: a number (0 or
+ * less takes none; more than fits an IV takes all there are). undef, plain
+ * references and non-numeric strings croak. Runs get-magic once. */
+static IV
+pop_count_arg(pTHX_ SV *sv, int ix, CV *cv)
+{
+    NV nv;
+    SvGETMAGIC(sv);
+    if (SvIOK(sv) && !SvROK(sv))
+        return SvIsUV(sv) ? IV_MAX : SvIVX(sv);
+    if (!SvOK(sv))
+        croak("%s->%s: count is required", CLASS(ix), METHOD);
+    if (!NUMERIC_ARG(sv))
+        croak("%s->%s: count must be a number, got '%" SVf "'", CLASS(ix), METHOD, SVfARG(sv));
+    nv = SvNV_nomg(sv);
+    if (Perl_isnan(nv))
+        croak("%s->%s: count must be a number, got NaN", CLASS(ix), METHOD);
+    if (nv >= (NV)IV_MAX)
+        return IV_MAX;
+    return nv < 1.0 ? 0 : (IV)nv;
 }
 
 /* A timeout in seconds: absent/undef/negative/+Inf wait forever, 0 tries once. */
@@ -169,6 +201,9 @@ deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
     SvGETMAGIC(sv);
     if (!SvOK(sv))
         return dqs_deadline(-1.0);
+    if (!NUMERIC_ARG(sv))
+        croak("%s->%s: timeout must be a number of seconds, got '%" SVf "'", CLASS(ix), METHOD,
+              SVfARG(sv));
     t = SvNV_nomg(sv);
     if (Perl_isnan(t))
         croak("%s->%s: timeout is not a number", CLASS(ix), METHOD);
@@ -286,6 +321,9 @@ budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
     SvGETMAGIC(sv);
     if (!SvOK(sv))
         return 0;
+    if (!NUMERIC_ARG(sv))
+        croak("%s->%s: max_bytes must be a non-negative number, got '%" SVf "'", CLASS(ix), METHOD,
+              SVfARG(sv));
     nv = SvNV_nomg(sv);
     if (Perl_isnan(nv) || nv < 0)
         croak("%s->%s: max_bytes must be a non-negative number", CLASS(ix), METHOD);
@@ -512,7 +550,11 @@ new(class_sv, path_sv, cap_sv, mode_sv = NULL)
     if (mode_sv) {
         SvGETMAGIC(mode_sv);
         if (SvOK(mode_sv)) {
-            IV m = SvIV_nomg(mode_sv);
+            IV m;
+            if (!NUMERIC_ARG(mode_sv))
+                croak("%s->%s: mode '%" SVf "' is not a file mode", CLASS(ix), METHOD,
+                      SVfARG(mode_sv));
+            m = SvIV_nomg(mode_sv);
             if (m < 0 || m > 07777)
                 croak("%s->%s: mode %" IVdf " is not a file mode", CLASS(ix), METHOD, m);
             mode = (uint32_t)m;
@@ -724,7 +766,7 @@ pop_multi(self, count_sv)
     size_t got, i;
     DqsQueue *q;
   PPCODE:
-    want = SvIV(count_sv);
+    want = pop_count_arg(aTHX_ count_sv, ix, cv);
     q = dqs_self(aTHX_ self, ix, cv);
     while (want > 0) {
         size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
@@ -755,7 +797,11 @@ drain(self, max_sv = NULL)
     if (max_sv) {
         SvGETMAGIC(max_sv);
         if (SvOK(max_sv)) {
-            IV m = SvIV_nomg(max_sv);
+            IV m;
+            if (!NUMERIC_ARG(max_sv))
+                croak("%s->%s: max must be a number, got '%" SVf "'", CLASS(ix), METHOD,
+                      SVfARG(max_sv));
+            m = SvIV_nomg(max_sv);
             want = m > 0 ? (UV)m : 0;
         }
     }
@@ -789,7 +835,7 @@ pop_wait_multi(self, count_sv, timeout = NULL)
     int rc;
     DqsQueue *q;
   PPCODE:
-    want = SvIV(count_sv);
+    want = pop_count_arg(aTHX_ count_sv, ix, cv);
     dl = deadline_arg(aTHX_ timeout, ix, cv);
     if (want > 0) {
         for (;;) {
@@ -1146,7 +1192,11 @@ new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL)
     if (mode_sv) {
         SvGETMAGIC(mode_sv);
         if (SvOK(mode_sv)) {
-            IV m = SvIV_nomg(mode_sv);
+            IV m;
+            if (!NUMERIC_ARG(mode_sv))
+                croak("%s->%s: mode '%" SVf "' is not a file mode", CLASS(ix), METHOD,
+                      SVfARG(mode_sv));
+            m = SvIV_nomg(mode_sv);
             if (m < 0 || m > 07777)
                 croak("%s->%s: mode %" IVdf " is not a file mode", CLASS(ix), METHOD, m);
             mode = (uint32_t)m;
@@ -1363,7 +1413,7 @@ pop_multi(self, count_sv, max_sv = NULL)
     uint64_t budget = 0;
     int has_budget;
   PPCODE:
-    want = SvIV(count_sv);
+    want = pop_count_arg(aTHX_ count_sv, CLASS_STR, cv);
     has_budget = budget_arg(aTHX_ max_sv, &budget, CLASS_STR, cv);
     PUTBACK;
     if (want > 0)
@@ -1380,7 +1430,11 @@ drain(self, max_sv = NULL)
     if (max_sv) {
         SvGETMAGIC(max_sv);
         if (SvOK(max_sv)) {
-            IV m = SvIV_nomg(max_sv);
+            IV m;
+            if (!NUMERIC_ARG(max_sv))
+                croak("%s->%s: max must be a number, got '%" SVf "'", CLASS_STR_NAME, METHOD,
+                      SVfARG(max_sv));
+            m = SvIV_nomg(max_sv);
             want = m > 0 ? (size_t)m : 0;
         }
     }
@@ -1434,7 +1488,7 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
     DqsDeadline dl;
     DqsQueue *q;
   PPCODE:
-    want = SvIV(count_sv);
+    want = pop_count_arg(aTHX_ count_sv, CLASS_STR, cv);
     dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
     has_budget = budget_arg(aTHX_ max_sv, &budget, CLASS_STR, cv);
     if (want > 0) {

@@ -226,9 +226,25 @@ impl Drop for Notifier {
         let s = *self.state.get_mut();
         if s & OWNED != 0 {
             if let Some(fd) = fd_of(s) {
-                close_quietly(fd);
+                if still_an_eventfd(fd) {
+                    close_quietly(fd);
+                }
             }
         }
+    }
+}
+
+/// Whether `fd` is (still) an eventfd. Perl code may have closed ours and
+/// the number been reused for another file, which must then stay open.
+/// Where `/proc` is not mounted, any open fd counts.
+fn still_an_eventfd(fd: RawFd) -> bool {
+    // SAFETY: F_GETFD only reads the descriptor flags.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return false;
+    }
+    match std::fs::read_link(format!("/proc/self/fd/{fd}")) {
+        Ok(target) => target.as_os_str() == "anon_inode:[eventfd]",
+        Err(_) => true,
     }
 }
 

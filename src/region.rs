@@ -94,6 +94,10 @@ pub struct Region {
     backing: Backing,
     path: Option<CString>,
     fd: libc::c_int,
+    /// `(st_dev, st_ino)` of `fd` when it was opened: Perl code may close
+    /// the fd and the number be reused for another file, which drop must
+    /// then leave alone.
+    fd_ident: (u64, u64),
 }
 
 // SAFETY: the region is plain shared memory accessed only through atomics
@@ -110,8 +114,9 @@ impl Drop for Region {
             // borrows the region any more.
             unsafe { libc::munmap(ptr.cast(), len) };
         }
-        if self.fd >= 0 {
-            // The user may have closed it from Perl already: EBADF is fine.
+        // The user may have closed it from Perl already (then it is not
+        // ours any more, whatever now has that number).
+        if self.fd >= 0 && ident(self.fd) == Some(self.fd_ident) {
             // SAFETY: closing an integer fd has no memory-safety effect.
             unsafe { libc::close(self.fd) };
         }
@@ -167,6 +172,14 @@ fn fstat(fd: libc::c_int, who: &str) -> Result<libc::stat> {
         return Err(Error::last_os(format!("{who}: fstat")));
     }
     Ok(st)
+}
+
+/// `(st_dev, st_ino)` of an open fd, or `None` when it is not open.
+fn ident(fd: libc::c_int) -> Option<(u64, u64)> {
+    // SAFETY: zeroed stat is a valid out-buffer; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: `st` is a valid pointer for the duration of the call.
+    (unsafe { libc::fstat(fd, &mut st) } == 0).then_some((st.st_dev, st.st_ino))
 }
 
 fn read_header_bytes(fd: libc::c_int, who: &str) -> Result<[u8; HEADER_SIZE]> {
@@ -364,6 +377,11 @@ impl Region {
         path: Option<CString>,
         fd: libc::c_int,
     ) -> Region {
+        let fd_ident = if fd >= 0 {
+            ident(fd).unwrap_or((0, 0))
+        } else {
+            (0, 0)
+        };
         Region {
             base,
             map,
@@ -371,6 +389,7 @@ impl Region {
             backing,
             path,
             fd,
+            fd_ident,
         }
     }
 
@@ -393,6 +412,9 @@ impl Region {
             (*h).total_size = g.total_size;
         }
         init_body(self);
+        if self.backing == Backing::File {
+            create_kill_point(b"create_before_magic");
+        }
         // SYNC POINT: attachers acquire the magic and then see the whole
         // initialised header and body.
         self.header().magic.store(MAGIC, Ordering::Release);
@@ -443,6 +465,7 @@ impl Region {
         if size == 0 {
             // New, or an empty file somebody made for us: initialise.
             reserve(fd.0, want.total_size, &who)?;
+            create_kill_point(b"create_after_reserve");
             let (map, base) = Self::map_fd(fd.0, want.total_size, &who)?;
             let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
             r.initialise(init_body);
@@ -457,21 +480,28 @@ impl Region {
         let hdr = read_header_bytes(fd.0, &who)?;
         if u64_at(&hdr, 0) == 0 {
             // Never committed: an interrupted create (see CRASH SAFETY).
-            let (map, base) = Self::map_fd(fd.0, size, &who)?;
-            // SAFETY: `base` maps `size` readable bytes.
-            let bytes = unsafe { std::slice::from_raw_parts(base, size as usize) };
+            // Only a file of exactly the size to create, owned by us and
+            // entirely zero is taken over; its size is checked before it is
+            // mapped and scanned, so a huge file is neither.
             // SAFETY: geteuid has no preconditions.
             let mine = st.st_uid == unsafe { libc::geteuid() };
-            if size == want.total_size && mine && bytes.iter().all(|&b| b == 0) {
-                // SAFETY: plain syscall on our fd.
-                unsafe { libc::fchmod(fd.0, mode) };
-                let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
-                r.initialise(init_body);
-                return Ok(r);
+            if size == want.total_size && mine {
+                reserve_existing(fd.0, size, &who)?;
+                let (map, base) = Self::map_fd(fd.0, size, &who)?;
+                // SAFETY: `base` maps `size` readable bytes.
+                let bytes = unsafe { std::slice::from_raw_parts(base, size as usize) };
+                if bytes.iter().all(|&b| b == 0) {
+                    // SAFETY: plain syscall on our fd.
+                    unsafe { libc::fchmod(fd.0, mode) };
+                    let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
+                    r.initialise(init_body);
+                    return Ok(r);
+                }
             }
             return Err(Error::IncompleteCreate(who));
         }
         let geo = validate_header(&hdr, req.variant, size, &who)?;
+        reserve_existing(fd.0, geo.total_size, &who)?;
         let (map, base) = Self::map_fd(fd.0, geo.total_size, &who)?;
         Ok(Self::finish(map, base, geo, Backing::File, Some(c), -1))
     }
@@ -560,9 +590,31 @@ impl Region {
         }
         let hdr = read_header_bytes(own.0, &who)?;
         let geo = validate_header(&hdr, want, size, &who)?;
+        reserve_existing(own.0, geo.total_size, &who)?;
         let (map, base) = Self::map_fd(own.0, geo.total_size, &who)?;
         std::mem::forget(own);
         Ok(Self::finish(map, base, geo, Backing::Fd, None, dup))
+    }
+}
+
+/// Test hook for the crash-safety tests: when the environment variable
+/// `DQS_TEST_KILL_POINT` names `point` (`create_after_reserve`: a new file
+/// is sized and reserved, nothing written; `create_before_magic`: header
+/// and body written, magic not yet committed), the process SIGKILLs
+/// itself there, leaving what an interrupted create leaves.
+fn create_kill_point(point: &[u8]) {
+    match std::env::var_os("DQS_TEST_KILL_POINT") {
+        Some(v) if v.as_encoded_bytes() == point => {
+            // SAFETY: plain syscalls; SIGKILL cannot be caught, so the
+            // process ends here.
+            unsafe {
+                libc::kill(libc::getpid(), libc::SIGKILL);
+                loop {
+                    libc::pause();
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -595,6 +647,35 @@ fn reserve(fd: libc::c_int, len: u64, who: &str) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// Reserve the blocks of a file that already holds (or is becoming) a
+/// queue, so that a sparse one (copied with holes, or sized with truncate)
+/// on a full filesystem fails here with ENOSPC rather than with SIGBUS on
+/// first touch. This calls fallocate(2) itself: glibc's posix_fallocate
+/// emulation, where the filesystem lacks fallocate, writes into the file,
+/// which is not safe on a queue others may be using; such filesystems are
+/// left as they are, and so is an fd fallocate refuses for any reason but
+/// a lack of space (mmap reports what matters).
+fn reserve_existing(fd: libc::c_int, len: u64, who: &str) -> Result<()> {
+    let Ok(off) = libc::off_t::try_from(len) else {
+        return Ok(());
+    };
+    loop {
+        // SAFETY: plain syscall; mode 0 within the file's size allocates
+        // blocks for holes and changes no byte and not the size.
+        if unsafe { libc::fallocate(fd, 0, 0, off) } == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::ENOSPC) | Some(libc::EDQUOT) | Some(libc::EFBIG) => {
+                return Err(Error::io(format!("{who}: reserve {len} bytes"), e));
+            }
+            _ => return Ok(()),
+        }
+    }
 }
 
 /// Remove a queue file.

@@ -1,0 +1,127 @@
+# Int crash repair at deterministic points: a process that SIGKILLs itself
+# (DQS_TEST_KILL_POINT, read when an Int handle is opened) right after
+# claiming a position for a push (int_push_claimed), after reserving a
+# batch (int_push_reserved, push_multi), or after claiming a pop
+# (int_pop_claimed), must not wedge the queue: afterwards every item other
+# than the one in flight comes out exactly once and in order, new items go
+# in and come out, the whole capacity is usable again, and nothing waits
+# for the dead process. Skips when the kill points are not built (the child
+# then finishes its operation instead of dying by SIGKILL).
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+use DQSTest;
+use Test::More;
+
+use Data::Queue::Shared::Int;
+use Data::Queue::Shared::Int32;
+use Data::Queue::Shared::Int16;
+
+watchdog(180);
+my $dir = tmpdir();
+my $seq = 0;
+my $CAP = 16;
+
+# The operation each kill point interrupts, run by the doomed child.
+my %OP = (
+    int_push_claimed  => sub { $_[0]->push(100) },
+    int_push_reserved => sub { $_[0]->push_multi(100, 101, 102) },
+    int_pop_claimed   => sub { $_[0]->pop },
+);
+my %IN_FLIGHT = (
+    int_push_claimed  => [100],
+    int_push_reserved => [100, 101, 102],
+    int_pop_claimed   => [],
+);
+
+# Fork a child that attaches to $path with the kill point set and runs the
+# operation; returns its wait status.
+sub doomed {
+    my ($class, $path, $point) = @_;
+    my $pid = spawn(sub {
+        $ENV{DQS_TEST_KILL_POINT} = $point;
+        my $q = $class->new($path, $CAP);
+        $OP{$point}->($q);
+    }, timeout => 30);
+    return reap($pid);
+}
+
+# Probe once whether the hook is built at all.
+{
+    my $p = "$dir/probe";
+    my $q = Data::Queue::Shared::Int->new($p, $CAP);
+    my $st = doomed('Data::Queue::Shared::Int', $p, 'int_push_claimed');
+    plan skip_all => 'Int kill points not built (DQS_TEST_KILL_POINT=int_push_claimed has no effect)'
+        if $st == 0;
+    unlink $p;
+}
+
+for my $class (@INT_CLASSES) {
+    for my $point (sort keys %OP) {
+        subtest "$class: killed at $point" => sub {
+            my $p = "$dir/q" . $seq++;
+            my $q = $class->new($p, $CAP);
+            # Go round the ring a few laps first, so positions and sequence
+            # numbers are not the ones of a fresh queue.
+            for my $lap (1 .. 3) {
+                $q->push($_) for 1 .. $CAP - 3;
+                $q->pop for 1 .. $CAP - 3;
+            }
+            my @before = (1 .. 5);
+            ok($q->push($_), "prefill $_") for @before;
+
+            my $st = doomed($class, $p, $point);
+            is($st & 127, 9, 'the child died by SIGKILL at the kill point')
+                or diag(sprintf 'exit %d, signal %d', $st >> 8, $st & 127);
+
+            # The in-flight pop takes the oldest item; it may be lost.
+            my @maybe_lost = $point eq 'int_pop_claimed' ? (1) : ();
+            my @after = (200 .. 204);
+            my $pushed = 0;
+            for my $v (@after) {
+                $pushed++ if $q->push_wait($v, 5);
+            }
+            is($pushed, scalar @after, 'new pushes succeed');
+
+            my @got;
+            while (@got < 40) {
+                my $v = $q->pop_wait(@got < @before + @after - @maybe_lost ? 5 : 0.2);
+                last unless defined $v;
+                push @got, $v;
+            }
+            my %count;
+            $count{$_}++ for @got;
+            my @dups = grep { $count{$_} > 1 } sort { $a <=> $b } keys %count;
+            is_deeply(\@dups, [], 'nothing was popped twice') or diag("got @got");
+            my %lost_ok = map { $_ => 1 } @maybe_lost;
+            my @missing = grep { !$count{$_} && !$lost_ok{$_} } @before, @after;
+            is_deeply(\@missing, [], 'every item not in flight came out') or diag("got @got");
+            my %known = map { $_ => 1 } @before, @after, @{ $IN_FLIGHT{$point} };
+            my @strange = grep { !$known{$_} } @got;
+            is_deeply(\@strange, [], 'nothing else came out') or diag("got @got");
+            my @order = grep { !$lost_ok{$_} && $_ < 100 || $_ >= 200 } @got;
+            is_deeply(\@order, [grep { !$lost_ok{$_} } @before, @after], 'in FIFO order')
+                or diag("got @got");
+            my @flight = grep { $_ >= 100 && $_ < 200 } @got;
+            is_deeply(\@flight, [grep { $count{$_} } @{ $IN_FLIGHT{$point} }],
+                      'in-flight items that came out are in order')
+                if @flight;
+            is($q->size, 0, 'the queue is empty');
+
+            my $in = 0;
+            for my $v (1 .. $CAP) {
+                $in++ if $q->push_wait(1000 + $v, 5);
+            }
+            is($in, $CAP, 'the whole capacity is usable');
+            ok($q->is_full, 'and full then');
+            ok(!$q->push(9999), 'one more does not fit');
+            is_deeply([$q->pop_multi($CAP)], [map { 1000 + $_ } 1 .. $CAP], 'and it all comes out');
+            ok($q->push(7) && $q->pop == 7, 'and the queue goes on working');
+            unlink $p;
+        };
+    }
+}
+
+done_testing;
