@@ -14,7 +14,9 @@
 #     dev/asan.sh t/05-*.t     # build, then only these tests
 #
 # Exit status 0 only when the tests pass and ASan reported nothing.
-# DQS_ASAN_RUST=0 skips the Rust instrumentation (XS only).
+# DQS_ASAN_RUST=1 also instruments the Rust core (nightly, -Zbuild-std);
+# that build currently fails (duplicate lang item with -Zbuild-std), so the
+# default is the XS only.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -34,7 +36,7 @@ git ls-files -z --cached --others --exclude-standard \
 cd "$src"
 
 # ---- the Rust core ------------------------------------------------------
-rust_asan=${DQS_ASAN_RUST:-1}
+rust_asan=${DQS_ASAN_RUST:-0}
 if [ "$rust_asan" = 1 ] && ! cargo +nightly --version >/dev/null 2>&1; then
     echo "asan: no nightly Rust (needed for -Zsanitizer); the Rust core is not instrumented" >&2
     rust_asan=0
