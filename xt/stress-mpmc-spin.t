@@ -4,7 +4,7 @@
 # the counters agree exactly at the end.
 #
 #     AUTHOR_TESTING=1 prove -l xt/stress-mpmc-spin.t
-#     DQS_STRESS_N=5000 ...   # items per producer (default 1000)
+#     DQS_STRESS_N=5000 ...   # items per producer (default 5000)
 use strict;
 use warnings;
 
@@ -21,7 +21,7 @@ use Data::Queue::Shared::Int;
 watchdog(300);
 my $P   = 32;
 my $C   = 32;
-my $N   = $ENV{DQS_STRESS_N} || 1000;
+my $N   = $ENV{DQS_STRESS_N} || 5000;
 my $dir = tmpdir();
 
 for my $class (qw(Data::Queue::Shared::Int Data::Queue::Shared::Str)) {

@@ -6,7 +6,7 @@
 # counters agree at the end.
 #
 #     AUTHOR_TESTING=1 prove -l xt/stress-str-arena.t
-#     DQS_STRESS_N=20000 ...   # items per producer (default 3000)
+#     DQS_STRESS_N=20000 ...   # items per producer (default 20000)
 use strict;
 use warnings;
 
@@ -23,7 +23,7 @@ use Data::Queue::Shared::Str;
 
 watchdog(300);
 my $P   = 4;
-my $N   = $ENV{DQS_STRESS_N} || 3000;
+my $N   = $ENV{DQS_STRESS_N} || 20000;
 my $dir = tmpdir();
 my $END = 'END';
 
