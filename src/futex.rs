@@ -5,6 +5,7 @@
 //! wall-clock jump changes nothing. The futex words live in shared memory, so
 //! the private (`FUTEX_PRIVATE_FLAG`) variants must not be used.
 
+#[cfg(not(loom))]
 use crate::sync::AtomicU32;
 
 /// An absolute point on `CLOCK_MONOTONIC`, or "never".
@@ -161,21 +162,94 @@ pub fn wake(word: &AtomicU32, n: u32) -> u32 {
     rc.max(0) as u32
 }
 
-// Under loom there is no kernel: a "sleep" yields to another thread and
-// reports a wake-up, which keeps every wait loop's re-check honest.
-/// Loom stand-in for the futex wait: yield, report a wake-up.
+// Under loom there is no kernel; `model` stands in for it (see there).
 #[cfg(loom)]
-pub fn wait(_word: &AtomicU32, _expected: u32, _deadline: &Deadline) -> WaitResult {
-    loom::thread::yield_now();
-    WaitResult::Woken
-}
+pub use model::{wait, wake};
 
-/// Loom stand-in for the futex wake: nothing to do; reports one sleeper
-/// woken so the waiter-count reset of `wait.rs` stays out of the models
-/// that do not ask for it.
+/// A loom model of the futex: a waiter with no deadline really blocks until
+/// a `wake` on its word picks it, so a lost wake-up leaves every thread
+/// blocked and loom reports the deadlock. The value check and the
+/// enqueueing happen under one mutex that `wake` takes too, which is the
+/// atomicity the kernel's hash-bucket lock gives. A wake picks at most `n`
+/// sleepers of that word (oldest first) and never wakes another word's.
+/// A wait with a finite deadline does not block: it yields and reports a
+/// timeout (time is not modelled; every caller handles an early timeout by
+/// looking again or by giving up as its deadline says).
 #[cfg(loom)]
-pub fn wake(_word: &AtomicU32, _n: u32) -> u32 {
-    1
+mod model {
+    use super::{Deadline, WaitResult};
+    use crate::sync::{AtomicU32, Ordering};
+    use loom::sync::{Condvar, Mutex};
+
+    struct Sleeper {
+        word: usize,
+        id: u64,
+        picked: bool,
+    }
+
+    #[derive(Default)]
+    struct Table {
+        sleepers: Vec<Sleeper>,
+        next_id: u64,
+    }
+
+    loom::lazy_static! {
+        static ref TABLE: Mutex<Table> = Mutex::new(Table::default());
+        static ref WOKEN: Condvar = Condvar::new();
+    }
+
+    /// Model of `FUTEX_WAIT_BITSET`: see the module docs.
+    pub fn wait(word: &AtomicU32, expected: u32, deadline: &Deadline) -> WaitResult {
+        if deadline.forever == 0 {
+            loom::thread::yield_now();
+            return if word.load(Ordering::SeqCst) == expected {
+                WaitResult::TimedOut
+            } else {
+                WaitResult::Woken
+            };
+        }
+        let addr = word as *const AtomicU32 as usize;
+        let mut t = TABLE.lock().unwrap();
+        if word.load(Ordering::SeqCst) != expected {
+            return WaitResult::Woken;
+        }
+        let id = t.next_id;
+        t.next_id += 1;
+        t.sleepers.push(Sleeper {
+            word: addr,
+            id,
+            picked: false,
+        });
+        loop {
+            t = WOKEN.wait(t).unwrap();
+            let i = t.sleepers.iter().position(|s| s.id == id).unwrap();
+            if t.sleepers[i].picked {
+                t.sleepers.remove(i);
+                return WaitResult::Woken;
+            }
+        }
+    }
+
+    /// Model of `FUTEX_WAKE`: see the module docs. Returns the number of
+    /// sleepers picked, like the kernel.
+    pub fn wake(word: &AtomicU32, n: u32) -> u32 {
+        let addr = word as *const AtomicU32 as usize;
+        let mut t = TABLE.lock().unwrap();
+        let mut left = n;
+        for s in t.sleepers.iter_mut() {
+            if left == 0 {
+                break;
+            }
+            if s.word == addr && !s.picked {
+                s.picked = true;
+                left -= 1;
+            }
+        }
+        if left < n {
+            WOKEN.notify_all();
+        }
+        n - left
+    }
 }
 
 #[cfg(all(test, not(loom)))]

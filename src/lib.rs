@@ -324,6 +324,8 @@ pub mod futex;
 mod intq;
 pub mod layout;
 pub mod lock;
+#[cfg(all(test, loom))]
+mod models;
 mod notify;
 pub mod region;
 pub mod ring;

@@ -251,6 +251,45 @@ pub fn owner_is_dead(pid: u32, tag: u64, since: u64) -> bool {
     }
 }
 
+/// The liveness check the takeover uses: the kernel's word, or under loom
+/// the model's (see [`model_deaths`]).
+#[cfg(not(loom))]
+#[inline]
+fn holder_is_dead(pid: u32, tag: u64, since: u64) -> bool {
+    owner_is_dead(pid, tag, since)
+}
+
+#[cfg(loom)]
+fn holder_is_dead(pid: u32, _tag: u64, _since: u64) -> bool {
+    model_deaths::is_dead(pid)
+}
+
+/// Process death for the loom models, where "processes" are threads: a
+/// model thread that stops for good (while holding the lock, say) declares
+/// its pid dead with [`mark_dead`](model_deaths::mark_dead) after its last
+/// access to shared state, as the kernel only reports a process gone once
+/// it has stopped running. The SeqCst store and load stand for the kernel's
+/// own ordering between a process's exit and `kill(pid, 0)` failing.
+#[cfg(loom)]
+pub(crate) mod model_deaths {
+    use crate::sync::{AtomicU32, Ordering};
+
+    loom::lazy_static! {
+        static ref DEAD: AtomicU32 = AtomicU32::new(0);
+    }
+
+    /// Declare model pid `pid` (1..=31) dead.
+    pub(crate) fn mark_dead(pid: u32) {
+        assert!((1..32).contains(&pid), "model pids are 1..=31");
+        DEAD.fetch_or(1 << pid, Ordering::SeqCst);
+    }
+
+    /// Whether model pid `pid` has been declared dead.
+    pub(crate) fn is_dead(pid: u32) -> bool {
+        (1..32).contains(&pid) && DEAD.load(Ordering::SeqCst) & (1 << pid) != 0
+    }
+}
+
 #[cold]
 fn current_pid_slow() -> u32 {
     ATFORK.call_once(|| {
@@ -323,7 +362,29 @@ impl<'a> LockGuard<'a> {
     ) -> Result<(Self, Acquired), LockFail> {
         // The tag carries the pid: one cached load gives both.
         let my_tag = current_tag();
-        let me = ((my_tag >> 32) as u32 & PID_MASK).max(1);
+        Self::acquire_robust_as(
+            word,
+            tag,
+            (my_tag >> 32) as u32,
+            my_tag,
+            deadline,
+            interruptible,
+        )
+    }
+
+    /// [`acquire_robust`](Self::acquire_robust) recording `pid` (as in
+    /// [`acquire_as`](Self::acquire_as)) and the tag `my_tag` as the
+    /// owner: the loom models run several "processes" as threads of one.
+    #[inline]
+    pub(crate) fn acquire_robust_as(
+        word: &'a AtomicU32,
+        tag: &AtomicU64,
+        pid: u32,
+        my_tag: u64,
+        deadline: impl FnOnce() -> Deadline,
+        interruptible: bool,
+    ) -> Result<(Self, Acquired), LockFail> {
+        let me = (pid & PID_MASK).max(1);
         // SYNC POINT: as in acquire_as.
         let got = if word
             .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
@@ -395,7 +456,7 @@ fn lock_slow_robust(
             since = boot_ticks();
             stuck = false;
         }
-        if stuck && owner_is_dead(owner, tag.load(Ordering::Relaxed), since) {
+        if stuck && holder_is_dead(owner, tag.load(Ordering::Relaxed), since) {
             // SYNC POINT: SeqCst like the ordinary take; the dead holder's
             // stores are in memory already. Only one waiter's CAS from this
             // exact word value succeeds.

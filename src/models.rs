@@ -1,0 +1,442 @@
+//! Loom models of the blocking protocol and of the Str lock.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`. Under
+//! loom the futex is the model in futex.rs, where a waiter without a
+//! deadline really blocks until a wake picks it: a lost wake-up leaves the
+//! sleeper blocked for ever and loom reports the deadlock (or, for a
+//! thread that keeps polling, an exceeded branch budget). Process death for
+//! the lock takeover is the model in lock.rs (`model_deaths`).
+//!
+//! * wait/wake ([`block_on`] and [`Side::wake`]): a consumer blocks on an
+//!   empty queue and a producer pushes; two consumers block and are served
+//!   by two pushes; a producer blocks on a full ring and a pop frees room.
+//!   Every waiter must finish.
+//! * the lock: mutual exclusion and no lost wake-up with three threads;
+//!   takeover from a holder that stopped inside its critical section (it
+//!   takes the lock, half-updates the protected state and never unlocks):
+//!   exactly one waiter recovers, sees the half update, repairs it, and
+//!   every waiter gets the lock; a live holder is never taken over.
+
+use crate::futex::Deadline;
+use crate::lock::{model_deaths, Acquired, LockGuard};
+use crate::ring::{heap_slots, Miss, Ring, Slot64};
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::wait::{block_on, Side, Waited};
+use loom::cell::UnsafeCell;
+use loom::sync::Arc;
+
+/// Spin loops multiply loom's schedules; a preemption bound keeps the
+/// search finite while covering every interleaving that needs at most that
+/// many forced switches (lost wake-ups need one or two). The waits retry
+/// a settled miss 128 times before sleeping (wait.rs), and every retry is a
+/// few loom branches: hence the branch budget above loom's default 1000.
+fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(bound);
+    b.max_branches = std::env::var("DQS_LOOM_BRANCHES").map_or(20_000, |v| v.parse().unwrap());
+    b.check(f);
+}
+
+// ---- wait / wake ---------------------------------------------------------
+
+/// The protocol is a store-buffering (Dekker) pair: the waiter's SeqCst
+/// announcement then SeqCst look at the queue, the other side's SeqCst claim
+/// then SeqCst look at the waiter count. C++ forbids both looks missing the
+/// other side's write; loom does not model that, treating SeqCst accesses as
+/// AcqRel (a documented loom limitation, tokio-rs/loom#180), so it would
+/// report lost wake-ups that cannot happen. Loom does model SeqCst fences
+/// fully, so the models put one where each side has its SeqCst write-then-
+/// read pair: in the attempt closure (after the announcement) and between a
+/// push or pop and its wake. That restores exactly the C++ guarantee, and
+/// every other ordering in wait.rs and ring.rs is checked as written.
+fn sc_fence() {
+    loom::sync::atomic::fence(Ordering::SeqCst);
+}
+
+/// A queue reduced to an item count: the SeqCst claim of the real rings
+/// (a successful CAS or fetch_add) and the two waiter sides.
+#[derive(Default)]
+struct Counted {
+    items: AtomicU32,
+    pop_waiters: AtomicU32,
+    pop_futex: AtomicU32,
+}
+
+impl Counted {
+    fn consumers(&self) -> Side<'_> {
+        Side {
+            waiters: &self.pop_waiters,
+            futex: &self.pop_futex,
+        }
+    }
+
+    /// A non-blocking pop: take one item if there is one. The first look
+    /// is SeqCst, like the rings' final `tail` (or `head`) load on a miss.
+    fn try_pop(&self) -> Result<(), Miss> {
+        sc_fence();
+        let mut n = self.items.load(Ordering::SeqCst);
+        while n > 0 {
+            match self
+                .items
+                .compare_exchange(n, n - 1, Ordering::SeqCst, Ordering::Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(cur) => n = cur,
+            }
+        }
+        Err(Miss::Settled)
+    }
+
+    /// A push: claim (SeqCst), then wake one waiter if anybody waits.
+    fn push(&self) {
+        self.items.fetch_add(1, Ordering::SeqCst);
+        sc_fence();
+        self.consumers().wake(1);
+    }
+
+    fn pop_wait(&self) {
+        let r = block_on(self.consumers(), &Deadline::FOREVER, || self.try_pop());
+        assert_eq!(r, Waited::Done(()));
+    }
+
+    /// `pop_wait` that opens `gate` when it enters the race window: its
+    /// last look before announcing (or, should the retry count change, the
+    /// first look after announcing). The looks before it report a settled
+    /// miss without touching the queue, which a real run can do as well
+    /// (nothing has been pushed yet when the producer waits for the gate).
+    fn pop_wait_gated(&self, gate: &AtomicU32) {
+        let mut calls = 0u32;
+        let mut open = false;
+        let r = block_on(self.consumers(), &Deadline::FOREVER, || {
+            calls += 1;
+            if !open {
+                if calls < PRE_ANNOUNCE_LOOKS && self.pop_waiters.load(Ordering::Relaxed) == 0 {
+                    return Err(Miss::Settled);
+                }
+                open = true;
+                // Relaxed: the gate orders nothing, it only holds the
+                // producer back until the window.
+                gate.fetch_add(1, Ordering::Relaxed);
+            }
+            self.try_pop()
+        });
+        assert_eq!(r, Waited::Done(()));
+    }
+}
+
+/// How many times `block_on` looks at a settled miss before announcing
+/// itself: once, then `SETTLED_SPINS + SETTLED_YIELDS` (64 + 64) retries.
+/// Each retry yields, and a loom yield runs the other threads first, so
+/// without a gate the producer would always push during the retries and the
+/// announce-and-recheck window would never meet a concurrent push.
+const PRE_ANNOUNCE_LOOKS: u32 = 1 + 64 + 64;
+
+/// Wait (yielding) until `n` waiters have opened `gate`.
+fn wait_gate(gate: &AtomicU32, n: u32) {
+    while gate.load(Ordering::Relaxed) < n {
+        loom::thread::yield_now();
+    }
+}
+
+/// One consumer in the window (its last look before announcing, the
+/// announcement, the futex sample, the re-check and the sleep) while one
+/// producer pushes: the consumer always gets the item.
+#[test]
+fn loom_wake_window_one_consumer() {
+    model(3, || {
+        let q = Arc::new(Counted::default());
+        let gate = Arc::new(AtomicU32::new(0));
+        let c = {
+            let (q, gate) = (q.clone(), gate.clone());
+            loom::thread::spawn(move || q.pop_wait_gated(&gate))
+        };
+        wait_gate(&gate, 1);
+        q.push();
+        c.join().unwrap();
+        assert_eq!(q.items.load(Ordering::Relaxed), 0);
+        assert_eq!(q.pop_waiters.load(Ordering::Relaxed), 0);
+    });
+}
+
+/// Two consumers blocked (ungated: they may also be served during their
+/// retries), two pushes each waking one: both consumers are served,
+/// whichever of them a wake picks and whichever takes the item.
+#[test]
+fn loom_wake_two_consumers_two_pushes() {
+    model(2, || {
+        let q = Arc::new(Counted::default());
+        let cs: Vec<_> = (0..2)
+            .map(|_| {
+                let q = q.clone();
+                loom::thread::spawn(move || q.pop_wait())
+            })
+            .collect();
+        q.push();
+        q.push();
+        for c in cs {
+            c.join().unwrap();
+        }
+        assert_eq!(q.items.load(Ordering::Relaxed), 0);
+        assert_eq!(q.pop_waiters.load(Ordering::Relaxed), 0);
+    });
+}
+
+/// The real ring (capacity 2, the smallest the queues make) with both
+/// sides: consumer and producer block in turn on the ring's `Miss` reports
+/// (`InFlight` included).
+struct RingQ {
+    head: AtomicU64,
+    tail: AtomicU64,
+    slots: Vec<Slot64>,
+    waiters: [AtomicU32; 2],
+    futex: [AtomicU32; 2],
+}
+
+impl RingQ {
+    fn new(cap: usize) -> Arc<Self> {
+        let q = Arc::new(RingQ {
+            head: AtomicU64::new(0),
+            tail: AtomicU64::new(0),
+            slots: heap_slots::<i64>(cap),
+            waiters: [AtomicU32::new(0), AtomicU32::new(0)],
+            futex: [AtomicU32::new(0), AtomicU32::new(0)],
+        });
+        q.ring().init();
+        q
+    }
+
+    fn ring(&self) -> Ring<'_, i64> {
+        Ring::new(&self.head, &self.tail, &self.slots)
+    }
+
+    /// Side 0: consumers; side 1: producers.
+    fn side(&self, i: usize) -> Side<'_> {
+        Side {
+            waiters: &self.waiters[i],
+            futex: &self.futex[i],
+        }
+    }
+
+    fn push_wait(&self, v: i64) {
+        let r = block_on(self.side(1), &Deadline::FOREVER, || {
+            sc_fence();
+            self.ring().try_push(v)
+        });
+        assert_eq!(r, Waited::Done(()));
+        sc_fence();
+        self.side(0).wake(1);
+    }
+
+    fn pop_wait(&self) -> i64 {
+        let r = block_on(self.side(0), &Deadline::FOREVER, || {
+            sc_fence();
+            self.ring().try_pop()
+        });
+        sc_fence();
+        self.side(1).wake(1);
+        match r {
+            Waited::Done(v) => v,
+            other => panic!("pop_wait ended with {other:?}"),
+        }
+    }
+}
+
+/// Producer pushes 1, 2, 3 into a ring of two slots (so it blocks on full
+/// unless the consumer is quick), the consumer pops three times (blocking
+/// on empty): both finish, FIFO.
+#[test]
+fn loom_wake_both_sides_on_the_ring() {
+    model(2, || {
+        let q = RingQ::new(2);
+        let p = {
+            let q = q.clone();
+            loom::thread::spawn(move || {
+                for v in 1..=3 {
+                    q.push_wait(v);
+                }
+            })
+        };
+        let got: Vec<i64> = (0..3).map(|_| q.pop_wait()).collect();
+        p.join().unwrap();
+        assert_eq!(got, [1, 2, 3]);
+        assert_eq!(q.waiters[0].load(Ordering::Relaxed), 0);
+        assert_eq!(q.waiters[1].load(Ordering::Relaxed), 0);
+    });
+}
+
+// ---- the Str lock --------------------------------------------------------
+
+/// Protected state: `(value, dirty)`. A critical section sets dirty, adds
+/// one, clears dirty; one that stops half way leaves dirty set.
+type State = UnsafeCell<(u32, bool)>;
+
+/// Three threads, blocking lock (acquire_as, futex waits without deadline):
+/// mutual exclusion (loom checks the cell accesses never overlap) and no
+/// lost wake-up (a sleeper that is never woken is a deadlock).
+#[test]
+fn loom_lock_three_threads_exclude_and_wake() {
+    model(2, || {
+        let w = Arc::new(AtomicU32::new(0));
+        let data: Arc<State> = Arc::new(UnsafeCell::new((0, false)));
+        let hs: Vec<_> = (1..=3u32)
+            .map(|pid| {
+                let (w, data) = (w.clone(), data.clone());
+                loom::thread::spawn(move || {
+                    let (_g, _) = LockGuard::acquire_as(&w, pid);
+                    // SAFETY: only touched under the lock; loom checks it.
+                    data.with_mut(|p| unsafe { (*p).0 += 1 });
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        // SAFETY: every thread has been joined.
+        assert_eq!(data.with(|p| unsafe { (*p).0 }), 3);
+        assert_eq!(w.load(Ordering::Relaxed), 0);
+    });
+}
+
+/// A robust acquisition by model pid `pid` (no deadline, not interruptible).
+fn robust<'a>(w: &'a AtomicU32, tag: &AtomicU64, pid: u32) -> (LockGuard<'a>, Acquired) {
+    LockGuard::acquire_robust_as(
+        w,
+        tag,
+        pid,
+        u64::from(pid) << 32,
+        || Deadline::FOREVER,
+        false,
+    )
+    .expect("a lock wait without deadline or interruption cannot fail")
+}
+
+/// A waiter's critical section: repair when it took over (the stopped
+/// holder's half update must be visible), then a full update.
+fn waiter_section(data: &State, got: Acquired) {
+    // SAFETY: called with the lock held; loom checks the accesses never
+    // overlap and that the stopped holder's write happened before.
+    data.with_mut(|p| unsafe {
+        assert_eq!((*p).1, got.recovered, "dirty exactly when taken over");
+        (*p).1 = true;
+        (*p).0 += 1;
+        (*p).1 = false;
+    });
+}
+
+/// Model pid 1 takes the lock, half-updates the state and stops for good
+/// (the guard is leaked, then the pid is declared dead); pids 2 and 3 take
+/// the lock robustly. Whatever the interleaving: the lock is never held by
+/// two at once, every waiter gets it, at most one recovers and it sees the
+/// half update; the stopped holder's lock is recovered exactly when a
+/// waiter came after it (otherwise the word still names it at the end).
+#[test]
+fn loom_lock_takeover_from_stopped_holder() {
+    model(1, || {
+        let w = Arc::new(AtomicU32::new(0));
+        let tag = Arc::new(AtomicU64::new(0));
+        let data: Arc<State> = Arc::new(UnsafeCell::new((0, false)));
+        let recovered = Arc::new(AtomicU32::new(0));
+        let holder = {
+            let (w, tag, data) = (w.clone(), tag.clone(), data.clone());
+            loom::thread::spawn(move || {
+                let (g, got) = robust(&w, &tag, 1);
+                assert!(!got.recovered);
+                // SAFETY: under the lock.
+                data.with_mut(|p| unsafe { (*p).1 = true });
+                std::mem::forget(g);
+                model_deaths::mark_dead(1);
+            })
+        };
+        let waiters: Vec<_> = (2..=3u32)
+            .map(|pid| {
+                let (w, tag, data, recovered) =
+                    (w.clone(), tag.clone(), data.clone(), recovered.clone());
+                loom::thread::spawn(move || {
+                    let (_g, got) = robust(&w, &tag, pid);
+                    waiter_section(&data, got);
+                    if got.recovered {
+                        recovered.fetch_add(1, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        holder.join().unwrap();
+        for h in waiters {
+            h.join().unwrap();
+        }
+        let rec = recovered.load(Ordering::Relaxed);
+        let end = w.load(Ordering::Relaxed);
+        assert!(rec <= 1, "recovered {rec} times");
+        // Not recovered <=> the stopped holder still owns the word.
+        assert_eq!(
+            rec == 0,
+            end & !crate::lock::CONTENDED == 1,
+            "word {end:#x}"
+        );
+        // SAFETY: every thread has been joined.
+        let (v, dirty) = data.with(|p| unsafe { *p });
+        assert_eq!(v, 2);
+        assert_eq!(dirty, rec == 0);
+    });
+}
+
+/// The takeover with one waiter (pid 2), a smaller space than the above
+/// searched with more preemptions.
+#[test]
+fn loom_lock_takeover_one_waiter() {
+    model(3, || {
+        let w = Arc::new(AtomicU32::new(0));
+        let tag = Arc::new(AtomicU64::new(0));
+        let data: Arc<State> = Arc::new(UnsafeCell::new((0, false)));
+        let holder = {
+            let (w, tag, data) = (w.clone(), tag.clone(), data.clone());
+            loom::thread::spawn(move || {
+                let (g, _) = robust(&w, &tag, 1);
+                // SAFETY: under the lock.
+                data.with_mut(|p| unsafe { (*p).1 = true });
+                std::mem::forget(g);
+                model_deaths::mark_dead(1);
+            })
+        };
+        let (g, got) = robust(&w, &tag, 2);
+        waiter_section(&data, got);
+        drop(g);
+        holder.join().unwrap();
+        let end = w.load(Ordering::Relaxed);
+        assert_eq!(got.recovered, end == 0, "word {end:#x}");
+    });
+}
+
+/// A live holder (pids 1 and 2 in turn, each unlocking normally after
+/// dawdling) is never taken over, even when the other's polls find it
+/// stuck; both sections complete.
+#[test]
+fn loom_lock_live_holder_not_taken_over() {
+    model(3, || {
+        let w = Arc::new(AtomicU32::new(0));
+        let tag = Arc::new(AtomicU64::new(0));
+        let data: Arc<State> = Arc::new(UnsafeCell::new((0, false)));
+        let hs: Vec<_> = (1..=2u32)
+            .map(|pid| {
+                let (w, tag, data) = (w.clone(), tag.clone(), data.clone());
+                loom::thread::spawn(move || {
+                    let (_g, got) = robust(&w, &tag, pid);
+                    assert!(!got.recovered, "pid {pid} took over a live holder");
+                    waiter_section(&data, got);
+                    // Hold on for a while: a loom yield runs the other
+                    // thread, which polls, finds us stuck and must then
+                    // ask (and be told we live) before anything else.
+                    for _ in 0..3 {
+                        loom::thread::yield_now();
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        // SAFETY: every thread has been joined.
+        assert_eq!(data.with(|p| unsafe { *p }), (2, false));
+        assert_eq!(w.load(Ordering::Relaxed), 0);
+    });
+}
