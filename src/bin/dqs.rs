@@ -1023,7 +1023,7 @@ fn watch(a: WatchArgs) -> Result<(), Fail> {
     let mut t0 = Instant::now();
     let mut n = 0u64;
     let r = (|| -> Result<(), Fail> {
-        while a.count.map_or(true, |c| n < c) {
+        while a.count.is_none_or(|c| n < c) {
             sleep_secs(a.interval)?;
             let now = q.stats();
             let t1 = Instant::now();
