@@ -806,6 +806,10 @@ drain(self, max_sv = NULL)
         }
     }
     q = dqs_self(aTHX_ self, ix, cv);
+    /* At most one lap: what was queued at the call has been taken by then,
+     * and a producer as fast as this loop cannot grow the list forever. */
+    if (want > dqs_capacity(q))
+        want = dqs_capacity(q);
     while (want > 0) {
         size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
         got = dqs_int_pop_multi(q, buf, chunk);

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::futex::Deadline;
-use crate::layout::HEADER_SIZE;
+use crate::layout::{Header, HEADER_SIZE};
 use crate::region::{Region, Request};
-use crate::ring::{Element, Hook, Repair, Ring, REPAIR_AFTER_NS};
+use crate::ring::{Element, Hook, Repair, RepairSource, Ring, REPAIR_AFTER_NS};
 use crate::sync::Ordering;
 use crate::wait::{block_on, Side, Waited};
 use crate::Stats;
@@ -167,13 +167,7 @@ impl<T: Element> IntQueue<T> {
                 r.geometry().capacity as usize,
             )
         };
-        Ring::new(&h.head, &h.tail, slots).with_repair(Repair {
-            stuck_pos: h.int_stuck_pos(),
-            stuck_since: h.int_stuck_since(),
-            skipped: h.int_skipped(),
-            recoveries: &h.recoveries,
-            after_ns: REPAIR_AFTER_NS,
-        })
+        Ring::new(&h.head, &h.tail, slots).with_repair(h)
     }
 
     #[inline(always)]
@@ -426,14 +420,20 @@ impl<T: Element> IntQueue<T> {
     /// Remove every item; returns how many. Wakes every blocked producer.
     ///
     /// Items are popped in runs (the ring stays lock-free), so a
-    /// concurrent push may survive the clear.
+    /// concurrent push may survive the clear. At most one lap
+    /// (`capacity` items) is removed: every item present when the call
+    /// began has gone by then, being older, and a peer that pushes as
+    /// fast as we pop (or memory scribbled to look full) cannot keep the
+    /// call going for ever.
     pub fn clear(&self) -> u64 {
         let mut buf = [T::from_i64(0); 256];
+        let cap = self.capacity();
         let mut n = 0u64;
         loop {
-            let m = self.pop_run(&mut buf);
+            let want = (cap - n).min(buf.len() as u64) as usize;
+            let m = self.pop_run(&mut buf[..want]);
             n += m as u64;
-            if m < buf.len() {
+            if m < want || n >= cap {
                 break;
             }
         }
@@ -576,5 +576,18 @@ mod tests {
         assert!(q.is_empty());
         let st = q.stats();
         assert_eq!((st.push_ok, st.pop_ok), (700, 0));
+    }
+}
+/// The Int repair cells live in the header (see `layout.rs`).
+impl RepairSource for Header {
+    #[inline]
+    fn repair(&self) -> Repair<'_> {
+        Repair {
+            stuck_pos: self.int_stuck_pos(),
+            stuck_since: self.int_stuck_since(),
+            skipped: self.int_skipped(),
+            recoveries: &self.recoveries,
+            after_ns: REPAIR_AFTER_NS,
+        }
     }
 }

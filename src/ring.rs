@@ -190,26 +190,32 @@ macro_rules! word_slot_impl {
             }
             #[inline(always)]
             fn publish(&self, pos: u64, v: $t) -> bool {
+                // Expect the slot free for `pos` with whatever value it
+                // holds: no separate check of the sequence, the CAS is it.
                 let mut w = self.word.load(Ordering::Relaxed);
-                for _ in 0..CAS_RETRIES {
-                    if w as u32 != pos as u32 {
-                        return false;
-                    }
+                let new = Self::pack(pos.wrapping_add(1), v);
+                let mut tries = 0u32;
+                loop {
+                    let expected = (w & !0xffff_ffff) | u64::from(pos as u32);
                     // SYNC POINT: the SeqCst CAS publishes the value with
                     // its sequence and pairs with the waiters' SeqCst
                     // announcement (wait.rs): either our wake check sees a
                     // waiter or its re-check sees this slot.
-                    match self.word.compare_exchange_weak(
-                        w,
-                        Self::pack(pos.wrapping_add(1), v),
+                    match self.word.compare_exchange(
+                        expected,
+                        new,
                         Ordering::SeqCst,
                         Ordering::Relaxed,
                     ) {
                         Ok(_) => return true,
-                        Err(cur) => w = cur,
+                        Err(cur) if cur as u32 == pos as u32 => w = cur,
+                        Err(_) => return false,
+                    }
+                    tries += 1;
+                    if tries >= CAS_RETRIES {
+                        return false;
                     }
                 }
-                false
             }
             #[inline(always)]
             fn take(&self, pos: u64, next: u64) -> Option<$t> {
@@ -300,7 +306,9 @@ unsafe fn cas128(dst: *mut u64, old: (u64, u64), new: (u64, u64)) -> Result<(), 
         );
     }
     // rdx:rax keep the expected value on success and receive the current,
-    // different, contents on failure.
+    // different, contents on failure. (Not `sete` after the instruction:
+    // the allocator may give its output byte to rbx, which the restore
+    // then overwrites; a bug this project had.)
     if (lo, hi) == old {
         Ok(())
     } else {
@@ -338,14 +346,14 @@ impl SlotOps<i64> for Slot64 {
     }
     #[inline(always)]
     fn publish(&self, pos: u64, v: i64) -> bool {
-        if self.seq.load(Ordering::Acquire) != pos {
-            return false;
-        }
+        // No early look at the sequence: the CAS compares it (callers
+        // have just read it anyway).
         // Nobody writes the value while the sequence says "free for pos"
         // (every write is this same CAS), so it is the one the consumer of
         // the last lap left; a stale read only costs a retry.
         let mut old = self.val.load(Ordering::Relaxed) as u64;
-        for _ in 0..CAS_RETRIES {
+        let mut tries = 0u32;
+        loop {
             // SYNC POINT: as in the word slots: publish value and sequence
             // together, SeqCst (pairs with the waiters' announcement).
             // SAFETY: the slot is 16-byte aligned (repr align and the
@@ -362,19 +370,22 @@ impl SlotOps<i64> for Slot64 {
                 Err((s, cur)) if s == pos => old = cur,
                 Err(_) => return false,
             }
+            tries += 1;
+            if tries >= CAS_RETRIES {
+                return false;
+            }
         }
-        false
     }
     #[inline(always)]
     fn take(&self, pos: u64, next: u64) -> Option<i64> {
         let want = pos.wrapping_add(1);
-        if self.seq.load(Ordering::Acquire) != want {
-            return None;
-        }
-        // Stable while the sequence stays `pos + 1`: the next write to the
-        // value needs the sequence at `next` first, and sequences never
-        // come back (64 bits).
-        let v = self.val.load(Ordering::Relaxed);
+        // Callers have just read the sequence (SeqCst, so acquiring) and
+        // found `want`; the CAS below checks it again. The value is
+        // stable while the sequence stays `want`: the next write to it
+        // needs the sequence at `next` first, and 64-bit sequences never
+        // come back. If the sequence moved, the value read here is
+        // discarded with the failed CAS.
+        let v = self.val.load(Ordering::Acquire);
         // SYNC POINT: taking is this CAS (SeqCst; see the word slots).
         self.seq
             .compare_exchange(want, next, Ordering::SeqCst, Ordering::Relaxed)
@@ -526,6 +537,20 @@ pub struct Repair<'a> {
     pub after_ns: u64,
 }
 
+/// Where a ring finds its [`Repair`] state. Looked up only when a consumer
+/// meets an unpublished position, so the fast paths carry one pointer (the
+/// queue header implements it) instead of the whole set.
+pub trait RepairSource: Sync {
+    /// The repair cells and bound.
+    fn repair(&self) -> Repair<'_>;
+}
+
+impl RepairSource for Repair<'_> {
+    fn repair(&self) -> Repair<'_> {
+        *self
+    }
+}
+
 /// CLOCK_MONOTONIC in nanoseconds (vDSO; a few ns).
 fn monotonic_ns() -> u64 {
     #[cfg(not(loom))]
@@ -555,7 +580,7 @@ pub struct Ring<'a, T: Element> {
     tail: &'a AtomicU64,
     slots: &'a [T::Slot],
     mask: u64,
-    repair: Option<Repair<'a>>,
+    repair: Option<&'a dyn RepairSource>,
     hook: Hook,
 }
 
@@ -577,7 +602,7 @@ impl<'a, T: Element> Ring<'a, T> {
 
     /// The same ring, giving up stuck reservations as `repair` says.
     #[inline(always)]
-    pub fn with_repair(mut self, repair: Repair<'a>) -> Self {
+    pub fn with_repair(mut self, repair: &'a dyn RepairSource) -> Self {
         self.repair = Some(repair);
         self
     }
@@ -613,7 +638,8 @@ impl<'a, T: Element> Ring<'a, T> {
 
     #[inline(always)]
     fn hit(&self, here: Hook) {
-        if self.hook != Hook::None && self.hook == here {
+        // `here` is never `None`: one compare.
+        if self.hook == here {
             fire(here);
         }
     }
@@ -634,7 +660,9 @@ impl<'a, T: Element> Ring<'a, T> {
     #[inline]
     pub fn try_push(&self, v: T) -> Result<(), Miss> {
         let mut pos = self.tail.load(Ordering::Relaxed);
-        for _ in 0..MAX_WALK {
+        // Counted only off the fast path: a first-try push returns first.
+        let mut walked = 0u32;
+        loop {
             let slot = self.slot(pos);
             let d = slot.diff(slot.seq(), pos);
             if d == 0 {
@@ -650,15 +678,20 @@ impl<'a, T: Element> Ring<'a, T> {
             } else {
                 pos = Self::step(self.tail, pos);
             }
+            walked += 1;
+            if walked >= MAX_WALK {
+                return Err(Miss::Settled);
+            }
         }
-        Err(Miss::Settled)
     }
 
     /// Pop the oldest value if there is one.
     #[inline]
     pub fn try_pop(&self) -> Result<T, Miss> {
         let mut pos = self.head.load(Ordering::Relaxed);
-        for _ in 0..MAX_WALK {
+        // Counted only off the fast path, as in `try_push`.
+        let mut walked = 0u32;
+        loop {
             let slot = self.slot(pos);
             let d = slot.diff(slot.seq(), pos.wrapping_add(1));
             if d == 0 {
@@ -668,28 +701,45 @@ impl<'a, T: Element> Ring<'a, T> {
                     return Ok(v);
                 }
             } else if d < 0 {
-                match self.unpublished(pos) {
-                    Some(m) => return Err(m),
-                    None => continue,
+                if let Some(m) = self.unpublished_at(pos) {
+                    return Err(m);
                 }
             } else {
                 pos = Self::step(self.head, pos);
             }
+            walked += 1;
+            if walked >= MAX_WALK {
+                return Err(Miss::Settled);
+            }
         }
-        Err(Miss::Settled)
     }
 
-    /// A consumer found position `pos` not published. Empty, unless a
-    /// batch reservation covers it; a reservation stuck long enough is
-    /// given up (then `None`: look again).
+    /// [`unpublished`](Self::unpublished) for this ring. Passes the parts
+    /// it needs, not `self`, so the fast paths never have to lay the ring
+    /// out in memory for the call (nor compute the repair fields).
+    #[inline(always)]
+    fn unpublished_at(&self, pos: u64) -> Option<Miss> {
+        Self::unpublished(self.tail, self.slot(pos), pos, self.capacity(), self.repair)
+    }
+
+    /// A consumer found position `pos` (slot `slot`) not published. Empty,
+    /// unless a batch reservation covers it; a reservation stuck long
+    /// enough is given up (then `None`: look again).
     #[cold]
-    fn unpublished(&self, pos: u64) -> Option<Miss> {
-        let tail = self.tail.load(Ordering::SeqCst);
+    #[inline(never)]
+    fn unpublished(
+        tail: &AtomicU64,
+        slot: &T::Slot,
+        pos: u64,
+        cap: u64,
+        repair: Option<&dyn RepairSource>,
+    ) -> Option<Miss> {
+        let tail = tail.load(Ordering::SeqCst);
         // `tail` in (pos, pos + capacity]: reserved, not yet published.
-        if tail.wrapping_sub(pos).wrapping_sub(1) >= self.capacity() {
+        if tail.wrapping_sub(pos).wrapping_sub(1) >= cap {
             return Some(Miss::Settled);
         }
-        let Some(r) = self.repair else {
+        let Some(r) = repair.map(RepairSource::repair) else {
             return Some(Miss::InFlight);
         };
         if r.after_ns > 0 {
@@ -708,7 +758,7 @@ impl<'a, T: Element> Ring<'a, T> {
         }
         // RECOVERY: give the position up. Its producer, if alive, fails its
         // publish CAS and places the item elsewhere.
-        if self.slot(pos).skip(pos, pos.wrapping_add(self.capacity())) {
+        if slot.skip(pos, pos.wrapping_add(cap)) {
             r.skipped.fetch_add(1, Ordering::Relaxed);
             r.recoveries.fetch_add(1, Ordering::Relaxed);
         }
@@ -812,9 +862,11 @@ impl<'a, T: Element> Ring<'a, T> {
                 if n > 0 {
                     break;
                 }
-                match self.unpublished(pos) {
-                    Some(m) => return Err(m),
-                    None => continue,
+                // `None`: repaired, or the slot moved; look again, but
+                // count the step (a slot a repair cannot move, as hostile
+                // memory can leave one, would otherwise spin here forever).
+                if let Some(m) = self.unpublished_at(pos) {
+                    return Err(m);
                 }
             } else if n == 0 {
                 pos = Self::step(self.head, pos);
@@ -970,24 +1022,29 @@ mod tests {
         stuck_since: AtomicU64,
         skipped: AtomicU64,
         recoveries: AtomicU64,
+        after_ns: u64,
     }
 
     impl RepairState {
-        fn new() -> Self {
+        fn new(after_ns: u64) -> Self {
             RepairState {
                 stuck_pos: AtomicU64::new(0),
                 stuck_since: AtomicU64::new(0),
                 skipped: AtomicU64::new(0),
                 recoveries: AtomicU64::new(0),
+                after_ns,
             }
         }
-        fn repair(&self, after_ns: u64) -> Repair<'_> {
+    }
+
+    impl RepairSource for RepairState {
+        fn repair(&self) -> Repair<'_> {
             Repair {
                 stuck_pos: &self.stuck_pos,
                 stuck_since: &self.stuck_since,
                 skipped: &self.skipped,
                 recoveries: &self.recoveries,
-                after_ns,
+                after_ns: self.after_ns,
             }
         }
     }
@@ -1191,8 +1248,8 @@ mod tests {
         let head = AtomicU64::new(0);
         let tail = AtomicU64::new(0);
         let slots = heap_slots::<i32>(4);
-        let st = RepairState::new();
-        let r = Ring::<i32>::new(&head, &tail, &slots).with_repair(st.repair(20_000_000));
+        let st = RepairState::new(20_000_000);
+        let r = Ring::<i32>::new(&head, &tail, &slots).with_repair(&st);
         r.init();
         let at = reserve(&tail, 2);
         r.try_push(7).unwrap(); // after the reservation
@@ -1252,8 +1309,8 @@ mod tests {
         let head = AtomicU64::new(0);
         let tail = AtomicU64::new(0);
         let slots = heap_slots::<i32>(4);
-        let st = RepairState::new();
-        let r = Ring::<i32>::new(&head, &tail, &slots).with_repair(st.repair(0));
+        let st = RepairState::new(0);
+        let r = Ring::<i32>::new(&head, &tail, &slots).with_repair(&st);
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut rnd = || {
             x ^= x << 13;
@@ -1276,6 +1333,37 @@ mod tests {
             let _ = r.peek();
             assert!(r.len() <= 4);
         }
+    }
+
+    /// A sequence behind the consumer's position with `tail` ahead of it
+    /// looks like a stuck reservation that a repair cannot give up (the
+    /// skip CAS expects the sequence to be the position). Found by the
+    /// scribble fuzz as an endless `pop_multi`.
+    #[test]
+    fn unrepairable_slot_under_the_head_ends_every_pop() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let head = AtomicU64::new(0);
+            let tail = AtomicU64::new(2);
+            let slots = heap_slots::<i32>(4);
+            let st = RepairState::new(0);
+            let r = Ring::<i32>::new(&head, &tail, &slots).with_repair(&st);
+            r.init();
+            tail.store(2, Ordering::Relaxed);
+            // Slot 0's sequence three laps behind position 0.
+            slots[0]
+                .word
+                .store(u64::from(u32::MAX - 11), Ordering::Relaxed);
+            let batch = r.try_pop_batch(&mut [0; 3]);
+            let single = r.try_pop();
+            tx.send((batch.is_err(), single.is_err())).unwrap();
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(
+            got,
+            Ok((true, true)),
+            "pops on an unrepairable slot must give up"
+        );
     }
 
     #[test]
@@ -1301,7 +1389,12 @@ mod tests {
                 let mut out = vec![T::from_i64(0); (round % 7 + 1) as usize];
                 let m = r.try_pop_batch(&mut out).unwrap_or(0);
                 for v in &out[..m] {
-                    assert_eq!(*v, T::from_i64(next_out));
+                    assert_eq!(
+                        *v,
+                        T::from_i64(next_out),
+                        "{} start {start} round {round}",
+                        std::any::type_name::<T>()
+                    );
                     next_out += 1;
                 }
                 assert!(r.len() <= 8);
@@ -1333,18 +1426,18 @@ mod tests {
             head: AtomicU64::new(0),
             tail: AtomicU64::new(0),
             slots: heap_slots::<i64>(16),
-            st: RepairState::new(),
+            st: RepairState::new(after_ns),
         });
-        fn ring(s: &S, after_ns: u64) -> Ring<'_, i64> {
-            Ring::<i64>::new(&s.head, &s.tail, &s.slots).with_repair(s.st.repair(after_ns))
+        fn ring(s: &S) -> Ring<'_, i64> {
+            Ring::<i64>::new(&s.head, &s.tail, &s.slots).with_repair(&s.st)
         }
-        ring(&s, after_ns).init();
+        ring(&s).init();
         const PER: i64 = 20_000;
         let mut producers = vec![];
         for p in 0..2i64 {
             let s = s.clone();
             producers.push(std::thread::spawn(move || {
-                let r = ring(&s, after_ns);
+                let r = ring(&s);
                 let vals: Vec<i64> = (0..PER).map(|i| p * PER + i).collect();
                 let mut i = 0usize;
                 let mut k = 1usize;
@@ -1368,7 +1461,7 @@ mod tests {
         for c in 0..2usize {
             let (s, taken) = (s.clone(), taken.clone());
             consumers.push(std::thread::spawn(move || {
-                let r = ring(&s, after_ns);
+                let r = ring(&s);
                 let mut got = vec![];
                 let mut buf = [0i64; 12];
                 let mut k = c + 1;
@@ -1410,7 +1503,7 @@ mod tests {
         }
         all.sort_unstable();
         assert_eq!(all, (0..2 * PER).collect::<Vec<_>>());
-        let r = ring(&s, after_ns);
+        let r = ring(&s);
         let skipped = s.st.skipped.load(Ordering::Relaxed);
         assert_eq!(r.pushed() - skipped, 2 * PER as u64);
         assert_eq!(r.popped() - skipped, 2 * PER as u64);
@@ -1466,13 +1559,19 @@ mod loom_tests {
         /// Repair with a zero bound: a consumer gives up any reservation
         /// it meets at once, the harshest schedule for the producers.
         fn ring(&self) -> Ring<'_, i32> {
-            Ring::new(&self.head, &self.tail, &self.slots).with_repair(Repair {
+            Ring::new(&self.head, &self.tail, &self.slots).with_repair(self)
+        }
+    }
+
+    impl RepairSource for Shared {
+        fn repair(&self) -> Repair<'_> {
+            Repair {
                 stuck_pos: &self.stuck_pos,
                 stuck_since: &self.stuck_since,
                 skipped: &self.skipped,
                 recoveries: &self.recoveries,
                 after_ns: 0,
-            })
+            }
         }
     }
 

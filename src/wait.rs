@@ -101,7 +101,9 @@ impl Side<'_> {
 
     #[cold]
     #[inline(never)]
-    fn wake_slow(&self, n: u32) {
+    // By value: two pointers in registers, so callers never lay a `Side`
+    // out in memory just to skip this call.
+    fn wake_slow(self, n: u32) {
         self.futex.fetch_add(1, Ordering::SeqCst);
         self.woke(futex::wake(self.futex, n));
     }

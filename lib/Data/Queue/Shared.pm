@@ -345,7 +345,8 @@ timeout.
 Pops everything that is in the queue, or at most C<$max> items (C<undef>
 means no limit, 0 or less means none), without blocking, and returns the
 list (oldest first). Items pushed while C<drain> runs may or may not be
-included.
+included; one call takes at most C<capacity> items, so a producer that
+keeps pace with it cannot make it run (and its list grow) for ever.
 
 =back
 
@@ -435,7 +436,8 @@ C<pop_ok> are exact: with nothing cleared, C<push_ok - pop_ok == size>.
 Pops every item and throws it away, then wakes every producer that sleeps in
 a C<*_wait> method so it can use the room. Returns nothing. Cleared items do
 not count as C<pop_ok>. The ring stays lock-free, so an item pushed by
-another process while C<clear> runs may survive it.
+another process while C<clear> runs may survive it; like C<drain>, one
+call removes at most C<capacity> items.
 
 =item sync
 
