@@ -15,7 +15,7 @@ use data_queue_shared::{IntQueue, StrQueue};
 
 const CAP: u64 = 1024;
 
-fn int_pair<T: data_queue_shared::ring::Element>(c: &mut Criterion, name: &str) {
+fn int_pair<T: data_queue_shared::Element>(c: &mut Criterion, name: &str) {
     let q = IntQueue::<T>::anonymous(CAP).unwrap();
     let v = T::from_i64(42);
     c.benchmark_group("pair").bench_function(name, |b| {

@@ -20,8 +20,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use data_queue_shared::ring::Element;
-use data_queue_shared::{Deadline, IntQueue, StrQueue, Waited};
+use data_queue_shared::{Deadline, Element, IntQueue, StrQueue, Waited};
 
 const USAGE: &str =
     "usage: consumer [--wait SECS] [--capacity N] [--arena BYTES] PATH int|int32|int16|str COUNT";

@@ -20,8 +20,7 @@
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
-use data_queue_shared::ring::Element;
-use data_queue_shared::{Deadline, IntQueue, StrQueue, Waited};
+use data_queue_shared::{Deadline, Element, IntQueue, StrQueue, Waited};
 
 struct Args {
     wait: Option<f64>,

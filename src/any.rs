@@ -143,16 +143,36 @@ fn read_geometry(file: &File, who: &str) -> Result<Geometry> {
 /// is not a regular file, an interrupted create
 /// ([`Error::IncompleteCreate`]), or a file that is not a valid queue
 /// ([`Error::Incompatible`]).
+///
+/// # Examples
+///
+/// ```
+/// use data_queue_shared::{any, Error, StrQueue, Variant};
+/// let path = std::env::temp_dir().join(format!("dqs-doc-probe-{}.q", std::process::id()));
+/// let q = StrQueue::open(&path, 10, 0, 0o600)?;
+/// let g = any::probe(&path)?;
+/// assert_eq!((g.variant, g.capacity, g.arena_cap), (Variant::Str, 16, 16 * 256));
+/// q.unlink()?;
+/// let e = any::probe(&path).unwrap_err();
+/// assert!(matches!(e, Error::Io { .. }) && e.raw_os_error() == Some(libc::ENOENT));
+/// # Ok::<(), data_queue_shared::Error>(())
+/// ```
 pub fn probe(path: impl AsRef<Path>) -> Result<Geometry> {
     open_existing(path.as_ref()).map(|p| p.geo)
 }
 
 impl AnyQueue {
     /// Attach to the queue file at `path`, whatever its variant. Never
-    /// creates anything.
+    /// creates anything. The queue is attached through the file's fd, so
+    /// the typed handle inside reports no path and cannot unlink: remove
+    /// the file with [`region::unlink`](crate::region::unlink).
     ///
     /// # Errors
     /// As [`probe`].
+    ///
+    /// # Examples
+    ///
+    /// See [`AnyQueue::create`] and the example of the [module](crate::any).
     pub fn attach(path: impl AsRef<Path>) -> Result<AnyQueue> {
         let p = open_existing(path.as_ref())?;
         let fd = p.file.as_raw_fd();
@@ -175,6 +195,26 @@ impl AnyQueue {
     /// Out-of-range capacity or arena, a path that cannot be created, or an
     /// existing file that holds another variant or geometry
     /// ([`Error::Incompatible`], naming what the file holds).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::{AnyQueue, Error, Variant};
+    /// let path = std::env::temp_dir().join(format!("dqs-doc-create-{}.q", std::process::id()));
+    /// AnyQueue::create(&path, Variant::Int32, 100, 0, 0o600)?; // 128 slots
+    /// // The same request again attaches; a different one is refused.
+    /// assert_eq!(AnyQueue::create(&path, Variant::Int32, 128, 0, 0o600)?.capacity(), 128);
+    /// let Err(e) = AnyQueue::create(&path, Variant::Str, 128, 0, 0o600) else {
+    ///     panic!("an Int32 file is no Str queue");
+    /// };
+    /// assert!(matches!(e, Error::Incompatible { .. }), "{e}");
+    /// match AnyQueue::attach(&path)? {
+    ///     AnyQueue::Int32(q) => assert!(q.push(-7)),
+    ///     _ => unreachable!("the header says Int32"),
+    /// }
+    /// data_queue_shared::region::unlink(&path)?; // attached handles have no path
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn create(
         path: impl AsRef<Path>,
         variant: Variant,

@@ -109,18 +109,20 @@ pub const DQS_INTERRUPTED: c_int = -1;
 /// The call failed; see the error out-parameter.
 pub const DQS_ERROR: c_int = -2;
 
-/// Variant codes, as stored in the header (see `layout::Variant`).
+/// Variant code of a 64-bit integer queue. The variant codes are the
+/// values of the header's `variant` field.
 pub const DQS_INT64: u32 = 1;
-/// 32-bit integer queue.
+/// Variant code of a 32-bit integer queue.
 pub const DQS_INT32: u32 = 2;
-/// 16-bit integer queue.
+/// Variant code of a 16-bit integer queue.
 pub const DQS_INT16: u32 = 3;
-/// String queue.
+/// Variant code of a string queue.
 pub const DQS_STR: u32 = 4;
 
-/// Error kinds reported in [`DqsError::kind`].
+/// Error kind (in `DqsError.kind`): an argument out of range or
+/// malformed.
 pub const DQS_E_ARG: c_int = 1;
-/// An OS call failed ([`DqsError::os_errno`] says which error).
+/// An OS call failed (`DqsError.os_errno` says which error).
 pub const DQS_E_IO: c_int = 2;
 /// Not a queue of this variant, or a corrupt header.
 pub const DQS_E_INCOMPATIBLE: c_int = 3;
@@ -254,16 +256,16 @@ fn bad_variant(variant: u32) -> Error {
 
 /// Create or attach to the queue file `path` (NUL-terminated).
 ///
-/// `variant` is [`DQS_INT64`], [`DQS_INT32`], [`DQS_INT16`] or [`DQS_STR`].
-/// `capacity` (1 ..= 2^30) is rounded up to a power of two, at least 2;
+/// `variant` is `DQS_INT64`, `DQS_INT32`, `DQS_INT16` or `DQS_STR`.
+/// `capacity` (1 to 2^30) is rounded up to a power of two, at least 2;
 /// `arena` (Str only; 0 = `capacity * 256`, raised to at least 4096, at
 /// most 2^32) is the string arena size; `mode` (e.g. `0600`) is applied
 /// exactly, whatever the umask, to a newly created file. Several processes
 /// may open a new path at once: one creates, the others wait and attach.
 /// An existing file's stored geometry wins (`capacity`, `arena` and `mode`
-/// are then ignored; ask [`dqs_capacity`]). A symlink is refused.
+/// are then ignored; ask `dqs_capacity()`). A symlink is refused.
 ///
-/// Returns a new handle (free it with [`dqs_close`]), or NULL with `*err`
+/// Returns a new handle (free it with `dqs_close()`), or NULL with `*err`
 /// filled: `DQS_E_ARG` (unknown variant, capacity or arena out of range),
 /// `DQS_E_IO` (open, fallocate, mmap...; `os_errno` says why),
 /// `DQS_E_INCOMPATIBLE` (another variant, another format version, a
@@ -298,7 +300,7 @@ pub unsafe extern "C" fn dqs_open_path(
 
 /// Create a queue in anonymous shared memory (`MAP_SHARED|MAP_ANONYMOUS`):
 /// shared with children forked afterwards, reachable by no other process.
-/// Arguments as for [`dqs_open_path`].
+/// Arguments as for `dqs_open_path()`.
 ///
 /// Returns a new handle, or NULL with `*err` filled (`DQS_E_ARG`,
 /// `DQS_E_IO`).
@@ -325,10 +327,10 @@ pub unsafe extern "C" fn dqs_open_anon(
 }
 
 /// Create a queue in a new memfd labelled `name` (NUL-terminated; only a
-/// label): close-on-exec, sealed against resizing. [`dqs_memfd`] returns
+/// label): close-on-exec, sealed against resizing. `dqs_memfd()` returns
 /// its fd, which the handle owns; pass it to another process (over a Unix
 /// socket, or across `fork` + `exec` after clearing close-on-exec) for
-/// [`dqs_open_fd`]. Other arguments as for [`dqs_open_path`].
+/// `dqs_open_fd()`. Other arguments as for `dqs_open_path()`.
 ///
 /// Returns a new handle, or NULL with `*err` filled (`DQS_E_ARG`,
 /// `DQS_E_IO`).
@@ -397,8 +399,8 @@ pub unsafe extern "C" fn dqs_close(q: *mut DqsQueue) {
     }
 }
 
-/// The handle's variant: [`DQS_INT64`], [`DQS_INT32`], [`DQS_INT16`] or
-/// [`DQS_STR`].
+/// The handle's variant: `DQS_INT64`, `DQS_INT32`, `DQS_INT16` or
+/// `DQS_STR`.
 ///
 /// # Safety
 /// `q` must be a live handle (as for every function below).
@@ -426,7 +428,7 @@ pub unsafe extern "C" fn dqs_path(q: *const DqsQueue) -> *const c_char {
     with_any!(q, x => x.path().map_or(std::ptr::null(), |p| p.as_ptr()))
 }
 
-/// The memfd (or fd attached with [`dqs_open_fd`]), or -1.
+/// The memfd (or fd attached with `dqs_open_fd()`), or -1.
 ///
 /// # Safety
 /// Live handle.
@@ -546,7 +548,7 @@ pub unsafe extern "C" fn dqs_unlink_path(path: *const c_char, err: *mut DqsError
 /// clock changes do not affect it). Negative or infinite timeouts (and
 /// NaN) never expire; 0 has already expired (try once). Returned by value;
 /// pass a pointer to it to the `*_wait` calls, and reuse it when one
-/// returns [`DQS_INTERRUPTED`]. Thread-safe.
+/// returns `DQS_INTERRUPTED`. Thread-safe.
 #[no_mangle]
 pub extern "C" fn dqs_deadline(timeout: f64) -> Deadline {
     Deadline::after_secs(timeout)
@@ -693,9 +695,9 @@ pub unsafe extern "C" fn dqs_int_pop_wait(
     status(w, |v| unsafe { out.write(v) })
 }
 
-/// Push `vals[0..n]` in order until one does not fit; returns how many
-/// were pushed (0 ..= n). Items are claimed in runs, so this is much
-/// cheaper than `n` calls of [`dqs_int_push`].
+/// Push the `n` values at `vals` in order until one does not fit; returns
+/// how many were pushed (0 to `n`). Items are claimed in runs, so this is
+/// much cheaper than `n` calls of `dqs_int_push()`.
 ///
 /// # Safety
 /// Live integer-queue handle; `vals` readable for `n` items.
@@ -713,7 +715,7 @@ pub unsafe extern "C" fn dqs_int_push_multi(
     with_int!(q, iq => iq.push_multi(vals.iter().map(|&v| Element::from_i64(v))), 0)
 }
 
-/// Pop up to `n` items, oldest first, into `out[0..]` (caller-owned);
+/// Pop up to `n` items, oldest first, into `out` (caller-owned);
 /// returns how many (0 when empty).
 ///
 /// # Safety
@@ -808,7 +810,7 @@ pub unsafe extern "C" fn dqs_str_push(
     push_status(r, err)
 }
 
-/// Push like [`dqs_str_push`], sleeping while there is no room, until
+/// Push like `dqs_str_push()`, sleeping while there is no room, until
 /// `*deadline`. `DQS_DONE`, `DQS_NONE` (timed out), `DQS_INTERRUPTED`, or
 /// `DQS_ERROR` (can never fit).
 ///
@@ -839,10 +841,10 @@ pub unsafe extern "C" fn dqs_str_push_wait(
     }
 }
 
-/// Push `items[0..n]` (their bytes and flags; `ptr` of an empty item may
-/// be anything) at the back under one lock until one does not fit; returns
-/// how many were pushed, or -1 with `*err` filled (and nothing pushed)
-/// when any item can never fit.
+/// Push the `n` items at `items` (their bytes and flags; `ptr` of an
+/// empty item may be anything) at the back under one lock until one does
+/// not fit; returns how many were pushed, or -1 with `*err` filled (and
+/// nothing pushed) when any item can never fit.
 ///
 /// # Safety
 /// Live handle; `items` readable for `n` entries, each `ptr` for its `len`;
@@ -894,7 +896,7 @@ fn one_item(sc: &mut Scratch, utf8: bool, out: *mut DqsStrItem) {
 /// empty (or the lock timeout passed, `errno` = `ETIMEDOUT`).
 ///
 /// `out->ptr` points into the handle's buffer: valid until the next Str
-/// call on this handle or [`dqs_close`]; copy the bytes to keep them.
+/// call on this handle or `dqs_close()`; copy the bytes to keep them.
 ///
 /// # Safety
 /// Live handle, not used concurrently by another thread; `out` writable.
@@ -927,11 +929,11 @@ pub unsafe extern "C" fn dqs_str_pop(
     }
 }
 
-/// [`dqs_str_pop`] (without peek), sleeping while empty, until
+/// `dqs_str_pop()` (without peek), sleeping while empty, until
 /// `*deadline`. `DQS_DONE`, `DQS_NONE` (timed out) or `DQS_INTERRUPTED`.
 ///
 /// # Safety
-/// As [`dqs_str_pop`]; `deadline` valid.
+/// As `dqs_str_pop()`; `deadline` valid.
 #[no_mangle]
 pub unsafe extern "C" fn dqs_str_pop_wait(
     q: *const DqsQueue,
@@ -957,7 +959,7 @@ pub unsafe extern "C" fn dqs_str_pop_wait(
 /// next Str call on this handle.
 ///
 /// # Safety
-/// As [`dqs_str_pop`]; `out` writable.
+/// As `dqs_str_pop()`; `out` writable.
 #[no_mangle]
 pub unsafe extern "C" fn dqs_str_pop_multi(
     q: *const DqsQueue,
@@ -991,8 +993,8 @@ pub unsafe extern "C" fn dqs_str_pop_multi(
 
 /// The handle's eventfd, created (non-blocking, close-on-exec) on the
 /// first call and returned again by later ones; an fd set with
-/// [`dqs_eventfd_set`] is returned as is. Returns the fd, or -1 with
-/// `*err` filled. An eventfd created here is closed by [`dqs_close`].
+/// `dqs_eventfd_set()` is returned as is. Returns the fd, or -1 with
+/// `*err` filled. An eventfd created here is closed by `dqs_close()`.
 ///
 /// # Safety
 /// Live handle; `err` null or valid.

@@ -11,27 +11,17 @@ use crate::sync::AtomicU32;
 /// An absolute point on `CLOCK_MONOTONIC`, or "never".
 ///
 /// Blocking calls take a deadline rather than a timeout, so a wait that a
-/// signal interrupts resumes with exactly the time left.
-///
-/// # Examples
-///
-/// ```
-/// use data_queue_shared::Deadline;
-/// let d = Deadline::after_secs(0.0); // already past: try once
-/// assert!(d.expired());
-/// assert_eq!(d.remaining_secs(), Some(0.0));
-/// let f = Deadline::after_secs(-1.0); // negative, infinite, NaN: never
-/// assert_eq!(f, Deadline::FOREVER);
-/// assert_eq!(f.remaining_secs(), None);
-/// let d = Deadline::after_secs(60.0);
-/// assert!(!d.expired() && d.remaining_secs().unwrap() <= 60.0);
-/// ```
+/// signal interrupts resumes with exactly the time left. Make one with
+/// `Deadline::after_secs` in Rust or `dqs_deadline()` in C; `FOREVER`
+/// (`DqsDeadline_FOREVER` in C) never expires.
+// The example lives on `after_secs`: cbindgen copies this comment into
+// the C header, where Rust code would be out of place.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Deadline {
     /// Seconds of the monotonic clock.
     pub sec: i64,
-    /// Nanoseconds, `0..1_000_000_000`.
+    /// Nanoseconds, 0 to 999 999 999.
     pub nsec: i64,
     /// 1 when the wait has no end (then `sec`/`nsec` are ignored).
     pub forever: i32,
@@ -52,6 +42,20 @@ impl Deadline {
     /// `timeout` seconds from now. Negative, infinite or NaN timeouts (NaN
     /// is outside every range) wait forever; 0 is a deadline already past
     /// (try once).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::Deadline;
+    /// let d = Deadline::after_secs(0.0); // already past: try once
+    /// assert!(d.expired());
+    /// assert_eq!(d.remaining_secs(), Some(0.0));
+    /// let f = Deadline::after_secs(-1.0); // negative, infinite, NaN: never
+    /// assert_eq!(f, Deadline::FOREVER);
+    /// assert_eq!(f.remaining_secs(), None);
+    /// let d = Deadline::after_secs(60.0);
+    /// assert!(!d.expired() && d.remaining_secs().unwrap() <= 60.0);
+    /// ```
     pub fn after_secs(timeout: f64) -> Deadline {
         if !(0.0..=MAX_TIMEOUT_SECS).contains(&timeout) {
             return Deadline::FOREVER;

@@ -121,6 +121,27 @@ impl<T: Element> IntQueue<T> {
     ///
     /// # Errors
     /// Out-of-range capacity or mmap failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let q = IntQueue::<i64>::anonymous(16)?;
+    /// assert_eq!((q.path(), q.fd()), (None, -1)); // no file, no fd
+    /// // SAFETY: the child only pushes and then calls _exit.
+    /// let pid = unsafe { libc::fork() };
+    /// assert!(pid >= 0, "fork failed");
+    /// if pid == 0 {
+    ///     let ok = (1..=3).all(|i| q.push(i * 10));
+    ///     unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    /// }
+    /// let mut status = 0;
+    /// // SAFETY: plain waitpid on our own child.
+    /// assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    /// assert_eq!(status, 0);
+    /// assert_eq!([q.pop(), q.pop(), q.pop()], [Some(10), Some(20), Some(30)]);
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn anonymous(capacity: u64) -> Result<Self> {
         check_cpu::<T>()?;
         Region::anonymous(&Self::request(capacity, 0), &Self::init_body).map(Self::wrap)
@@ -146,11 +167,16 @@ impl<T: Element> IntQueue<T> {
         Region::memfd(name, &Self::request(capacity, 0), &Self::init_body).map(Self::wrap)
     }
 
-    /// Attach to the queue behind `fd` (duplicated; the caller's fd stays
-    /// the caller's).
+    /// Attach to the queue behind `fd`, a memfd or an open queue file
+    /// (duplicated; the caller's fd stays the caller's).
     ///
     /// # Errors
     /// A bad fd, one too small for a header, or one holding another variant.
+    ///
+    /// # Examples
+    ///
+    /// The example of [`IntQueue::memfd`] attaches a second handle with
+    /// `from_fd`.
     pub fn from_fd(fd: i32) -> Result<Self> {
         check_cpu::<T>()?;
         Region::from_fd(fd, T::VARIANT).map(Self::wrap)
@@ -193,7 +219,22 @@ impl<T: Element> IntQueue<T> {
         }
     }
 
-    /// Push `v` if there is room; `false` when full.
+    /// Push `v` if there is room; `false` when full (counted in
+    /// `push_full`). Wakes one blocked consumer, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let q = IntQueue::<i32>::anonymous(2)?;
+    /// assert!(q.push(1) && q.push(2));
+    /// assert!(q.is_full());
+    /// assert!(!q.push(3)); // full: try later, or use push_wait
+    /// assert_eq!(q.pop(), Some(1)); // oldest first
+    /// assert_eq!(q.pop(), Some(2));
+    /// assert_eq!(q.pop(), None); // empty
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     #[inline]
     pub fn push(&self, v: T) -> bool {
         match self.ring().try_push(v) {
@@ -211,7 +252,12 @@ impl<T: Element> IntQueue<T> {
         }
     }
 
-    /// Pop the oldest item; `None` when empty.
+    /// Pop the oldest item; `None` when empty (counted in `pop_empty`).
+    /// Wakes one blocked producer, if any.
+    ///
+    /// # Examples
+    ///
+    /// See [`IntQueue::push`].
     #[inline]
     pub fn pop(&self) -> Option<T> {
         match self.ring().try_pop() {
@@ -263,6 +309,13 @@ impl<T: Element> IntQueue<T> {
     }
 
     /// Pop, sleeping while the queue is empty, until `deadline`.
+    /// `Interrupted` (a signal) means nothing was popped: call again with
+    /// the same deadline.
+    ///
+    /// # Examples
+    ///
+    /// See [`IntQueue::push_wait`], whose helper thread pops with
+    /// `pop_wait`.
     pub fn pop_wait(&self, deadline: &Deadline) -> Waited<T> {
         let ring = self.ring();
         let r = block_on(self.consumers(), deadline, || ring.try_pop());
@@ -286,6 +339,22 @@ impl<T: Element> IntQueue<T> {
     /// [`Ring::try_push_batch`]); they are gathered from the iterator in
     /// chunks of up to 256, so items the queue has no room for may have been
     /// taken from the iterator without being pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let q = IntQueue::<i64>::anonymous(8)?;
+    /// assert_eq!(q.push_multi((1..=5).map(|i| i * i)), 5);
+    /// assert_eq!(q.push_multi(100..), 3); // stops when full
+    /// let mut out = [0; 4];
+    /// assert_eq!(q.pop_multi(&mut out), 4);
+    /// assert_eq!(out, [1, 4, 9, 16]);
+    /// assert_eq!(q.pop_multi(&mut out), 4);
+    /// assert_eq!(out, [25, 100, 101, 102]);
+    /// assert_eq!(q.pop_multi(&mut out), 0); // empty
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn push_multi(&self, vals: impl IntoIterator<Item = T>) -> usize {
         const CHUNK: usize = 256;
         let mut it = vals.into_iter();
@@ -366,6 +435,10 @@ impl<T: Element> IntQueue<T> {
     ///
     /// Items are claimed in runs with one atomic step per run (see
     /// [`Ring::try_pop_batch`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`IntQueue::push_multi`] and [`IntQueue::push_slice`].
     pub fn pop_multi(&self, out: &mut [T]) -> usize {
         let n = self.pop_run(out);
         if n == 0 && !out.is_empty() {
@@ -393,11 +466,19 @@ impl<T: Element> IntQueue<T> {
     }
 
     /// Best-effort look at the oldest item (racy under concurrent pops).
+    ///
+    /// # Examples
+    ///
+    /// See [`IntQueue::clear`].
     pub fn peek(&self) -> Option<T> {
         self.ring().peek()
     }
 
     /// Items in the queue (a snapshot).
+    ///
+    /// # Examples
+    ///
+    /// See [`IntQueue::clear`].
     pub fn len(&self) -> u64 {
         self.ring().len()
     }
@@ -425,6 +506,22 @@ impl<T: Element> IntQueue<T> {
     /// began has gone by then, being older, and a peer that pushes as
     /// fast as we pop (or memory scribbled to look full) cannot keep the
     /// call going for ever.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let q = IntQueue::<i16>::anonymous(3)?; // rounded up to 4 slots
+    /// assert_eq!(q.capacity(), 4);
+    /// assert!(q.is_empty() && q.peek().is_none());
+    /// q.push_slice(&[7, 8, 9]);
+    /// assert_eq!(q.len(), 3);
+    /// assert_eq!(q.peek(), Some(7)); // still there
+    /// assert_eq!(q.clear(), 3);
+    /// assert!(q.is_empty());
+    /// assert_eq!(q.stats().pop_ok, 0); // cleared items are not pops
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn clear(&self) -> u64 {
         let mut buf = [T::from_i64(0); 256];
         let cap = self.capacity();
@@ -442,15 +539,36 @@ impl<T: Element> IntQueue<T> {
         n
     }
 
-    /// Flush the mapping to its file (`msync`).
+    /// Flush the mapping to its file (`msync`); nothing to do for an
+    /// anonymous queue.
     ///
     /// # Errors
     /// msync failure.
+    ///
+    /// # Examples
+    ///
+    /// See [`IntQueue::unlink`].
     pub fn sync(&self) -> Result<()> {
         self.region.sync()
     }
 
-    /// Counters and gauges; exact once all users are quiescent.
+    /// Counters and gauges; exact once all users are quiescent. The Str
+    /// fields (`arena_*`, `lock_*`) are 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let q = IntQueue::<i64>::anonymous(2)?;
+    /// q.push_slice(&[1, 2, 3]); // the third does not fit
+    /// q.pop();
+    /// let s = q.stats();
+    /// assert_eq!((s.size, s.capacity), (1, 2));
+    /// assert_eq!((s.push_ok, s.pop_ok, s.push_full, s.pop_empty), (2, 1, 1, 0));
+    /// assert_eq!((s.push_waiters, s.pop_waiters), (0, 0));
+    /// assert_eq!(s.mmap_size, 256 + 2 * 16); // header + two 16-byte slots
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn stats(&self) -> Stats {
         let h = self.region.header();
         let ring = self.ring();
@@ -488,11 +606,28 @@ impl<T: Element> IntQueue<T> {
         self.region.fd()
     }
 
-    /// Remove the backing file.
+    /// Remove the backing file. This handle, and every other one already
+    /// open, keeps working; opening the path again creates a new queue.
     ///
     /// # Errors
-    /// [`crate::Error::Unsupported`] for anonymous and memfd queues; the unlink error
-    /// otherwise.
+    /// [`Error::Unsupported`] for anonymous and memfd queues; the unlink
+    /// error otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let path = std::env::temp_dir().join(format!("dqs-doc-unlink-{}.q", std::process::id()));
+    /// let q = IntQueue::<i32>::open(&path, 8, 0o600)?;
+    /// assert_eq!(q.path().unwrap().to_bytes(), path.as_os_str().as_encoded_bytes());
+    /// assert!(q.push(1));
+    /// q.sync()?; // on disk now, not only in the page cache
+    /// q.unlink()?;
+    /// assert!(!path.exists());
+    /// assert_eq!(q.pop(), Some(1)); // the handle still works
+    /// assert!(q.unlink().is_err()); // already gone
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn unlink(&self) -> Result<()> {
         self.region.unlink()
     }

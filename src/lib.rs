@@ -97,6 +97,23 @@
 //! (`dqs_open_path(path, DQS_INT64, 4, 0, 0600, &err)`); `examples/` has a
 //! Rust producer and consumer and a C pair that interoperate with Perl.
 //!
+//! # The public API
+//!
+//! Programs need only what the crate root exports: the queues
+//! ([`IntQueue`], [`StrQueue`], and [`AnyQueue`] for a file of any
+//! variant, with [`any::probe`] to read a file's geometry without
+//! attaching), [`Deadline`] and [`Waited`] for blocking calls,
+//! [`Notifier`] for event loops, [`Stats`], [`Variant`], [`Element`] (the
+//! integer types a queue holds) and [`Error`]. The C ABI is [`ffi`].
+//!
+//! The other public modules are reference material for people who attach
+//! from another language or check the format: [`layout`] (the header and
+//! its constants), [`ring`] (the integer slot protocol), [`lock`] (the Str
+//! lock and its crash takeover), [`wait`] (the waiter words) and
+//! [`region`] (how a file is created and attached, and the header checks).
+//! The low-level pieces in them are public for the crate's tools and tests
+//! (the `dqs` binary, the fuzzer) and are not needed to use a queue.
+//!
 //! # Waiting, deadlines and signals
 //!
 //! Blocking calls take an absolute [`Deadline`] on `CLOCK_MONOTONIC`
@@ -320,7 +337,7 @@ pub mod any;
 mod arena;
 mod error;
 pub mod ffi;
-pub mod futex;
+mod futex;
 mod intq;
 pub mod layout;
 pub mod lock;
@@ -339,6 +356,7 @@ pub use futex::Deadline;
 pub use intq::IntQueue;
 pub use layout::Variant;
 pub use notify::Notifier;
+pub use ring::Element;
 pub use strq::StrQueue;
 pub use wait::Waited;
 

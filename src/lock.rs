@@ -252,7 +252,7 @@ pub fn owner_is_dead(pid: u32, tag: u64, since: u64) -> bool {
 }
 
 /// The liveness check the takeover uses: the kernel's word, or under loom
-/// the model's (see [`model_deaths`]).
+/// the model's (see `model_deaths`, compiled only under loom).
 #[cfg(not(loom))]
 #[inline]
 fn holder_is_dead(pid: u32, tag: u64, since: u64) -> bool {

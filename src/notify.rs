@@ -83,6 +83,10 @@ impl Notifier {
     ///
     /// # Errors
     /// `Error::Io` when `eventfd(2)` fails (for example `EMFILE`).
+    ///
+    /// # Examples
+    ///
+    /// See [`Notifier`].
     pub fn eventfd(&self) -> Result<RawFd> {
         if let Some(fd) = self.fd() {
             return Ok(fd);
@@ -117,6 +121,26 @@ impl Notifier {
     /// # Errors
     /// `Error::InvalidArgument` for a negative fd; `Error::Io` (`EBADF`)
     /// when `fd` is not open.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::Notifier;
+    /// // One eventfd shared by two notifiers, as a parent's and a forked
+    /// // child's handle would share an inherited one.
+    /// let owner = Notifier::new();
+    /// let fd = owner.eventfd()?;
+    /// let lent = Notifier::new();
+    /// lent.set_fd(fd)?;
+    /// assert_eq!(lent.eventfd()?, fd); // used as given, never replaced
+    /// assert!(lent.notify()?);
+    /// assert_eq!(owner.consume()?, Some(1));
+    /// drop(lent); // a lent fd is not closed: the owner's still works
+    /// assert!(owner.notify()?);
+    /// assert_eq!(owner.consume()?, Some(1));
+    /// assert!(Notifier::new().set_fd(-1).is_err());
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn set_fd(&self, fd: RawFd) -> Result<()> {
         if fd < 0 {
             return Err(Error::InvalidArgument(format!(
@@ -157,6 +181,10 @@ impl Notifier {
     /// `Error::Io` when the write fails: `EBADF` when the fd was closed
     /// behind the notifier's back, `EAGAIN` only when the counter is at
     /// its maximum (it is then readable anyway).
+    ///
+    /// # Examples
+    ///
+    /// See [`Notifier`] and [`Notifier::set_fd`].
     pub fn notify(&self) -> Result<bool> {
         let Some(fd) = self.fd() else {
             return Ok(false);
@@ -186,6 +214,10 @@ impl Notifier {
     /// # Errors
     /// `Error::Io` when the read fails (`EBADF`: the fd was closed behind
     /// the notifier's back).
+    ///
+    /// # Examples
+    ///
+    /// See [`Notifier`] and [`Notifier::set_fd`].
     pub fn consume(&self) -> Result<Option<u64>> {
         let Some(fd) = self.fd() else {
             return Ok(None);

@@ -9,6 +9,10 @@
 //! the file size with checked arithmetic and copies the geometry into the
 //! private handle; nothing read from the mapping afterwards is trusted to
 //! size or index anything without masking.
+//!
+//! Queues create and attach their regions themselves; what is public here
+//! is the [`Region`] a queue hands out for inspection, the header check
+//! ([`validate_header`]) and [`unlink`].
 
 use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
@@ -24,7 +28,7 @@ use crate::layout::{
 /// What the caller asks for when creating (ignored fields are read back from
 /// an existing file's header instead).
 #[derive(Clone, Copy, Debug)]
-pub struct Request {
+pub(crate) struct Request {
     /// Variant to create or expect.
     pub variant: Variant,
     /// Requested capacity (rounded up to a power of two).
@@ -86,7 +90,15 @@ enum Map {
     Anon { ptr: *mut u8, len: usize },
 }
 
-/// A mapped, validated queue region.
+/// A mapped, validated queue region: the memory of one queue handle.
+///
+/// The queues create and attach their regions; [`IntQueue::region`],
+/// [`StrQueue::region`] and [`AnyQueue::region`](crate::AnyQueue::region)
+/// hand it out to inspect the geometry and the backing, or (tools, tests)
+/// to read the raw header.
+///
+/// [`IntQueue::region`]: crate::IntQueue::region
+/// [`StrQueue::region`]: crate::StrQueue::region
 pub struct Region {
     base: *mut u8,
     map: Map,
@@ -220,7 +232,18 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
 }
 
 /// Check a header (as raw bytes) against the expected variant and the size
-/// of what backs it. Returns the geometry it describes.
+/// of what backs it. Returns the geometry it describes. This is the check
+/// every attach makes (see the crate docs, "Creating and attaching"); `who`
+/// names the file in error messages.
+///
+/// # Errors
+/// [`Error::Incompatible`] naming what is wrong: a bad magic number (which
+/// includes a header whose create never finished), another format
+/// version, an unknown variant or another one than `want`, a capacity that
+/// is not a power of two in range, a slot size, header size or slot offset
+/// other than the variant's, a Str arena out of range, an arena offset or
+/// total size that does not follow from the rest, or `backing_size`
+/// smaller than the total size (a truncated file).
 pub fn validate_header(
     bytes: &[u8; HEADER_SIZE],
     want: Variant,
@@ -429,7 +452,11 @@ impl Region {
     /// that is not a regular file; [`Error::Incompatible`] for another
     /// variant, format version or a damaged or truncated header;
     /// [`Error::IncompleteCreate`] for a file an interrupted create left.
-    pub fn open_path(path: &Path, req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
+    pub(crate) fn open_path(
+        path: &Path,
+        req: &Request,
+        init_body: &dyn Fn(&Region),
+    ) -> Result<Region> {
         let who = path.display().to_string();
         let c = cpath(path)?;
         let want = req.geometry()?;
@@ -510,7 +537,7 @@ impl Region {
     ///
     /// # Errors
     /// As [`Request::geometry`]; [`Error::Io`] when mmap fails.
-    pub fn anonymous(req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
+    pub(crate) fn anonymous(req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
         let geo = req.geometry()?;
         let (map, base) = Self::map_anon(geo.total_size)?;
         let r = Self::finish(map, base, geo, Backing::Anonymous, None, -1);
@@ -523,7 +550,7 @@ impl Region {
     /// # Errors
     /// As [`Request::geometry`]; [`Error::Io`] when memfd_create, sizing,
     /// sealing or mmap fails.
-    pub fn memfd(name: &CStr, req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
+    pub(crate) fn memfd(name: &CStr, req: &Request, init_body: &dyn Fn(&Region)) -> Result<Region> {
         let geo = req.geometry()?;
         let who = format!("memfd {}", name.to_string_lossy());
         // SAFETY: `name` is NUL-terminated.
@@ -562,7 +589,7 @@ impl Region {
     /// memfd or regular file; [`Error::Io`] for a closed fd (or when dup,
     /// fstat or mmap fail); [`Error::TooSmall`] when it cannot hold a
     /// header; [`Error::Incompatible`] as for [`Region::open_path`].
-    pub fn from_fd(fd: libc::c_int, want: Variant) -> Result<Region> {
+    pub(crate) fn from_fd(fd: libc::c_int, want: Variant) -> Result<Region> {
         let who = format!("fd {fd}");
         if fd < 0 {
             return Err(Error::InvalidArgument(format!(
@@ -678,7 +705,9 @@ fn reserve_existing(fd: libc::c_int, len: u64, who: &str) -> Result<()> {
     }
 }
 
-/// Remove a queue file.
+/// Remove a queue file. It is not opened or checked first: any file at
+/// `path` is removed (`dqs unlink` probes it first). Handles already open keep
+/// working; an `open` of the path afterwards creates a new, separate queue.
 ///
 /// # Errors
 /// [`Error::Io`] when unlink fails (e.g. `ENOENT`);
@@ -693,6 +722,6 @@ pub fn unlink(path: &Path) -> Result<()> {
 }
 
 /// Path as a `PathBuf` (for the safe API).
-pub fn path_buf(c: &CStr) -> PathBuf {
+fn path_buf(c: &CStr) -> PathBuf {
     PathBuf::from(std::ffi::OsStr::from_bytes(c.to_bytes()))
 }

@@ -83,6 +83,23 @@ const MAX_WALK: u32 = 1 << 16;
 
 /// One element type with its slot layout. Implemented for `i64`, `i32`,
 /// `i16`; sealed.
+///
+/// Name it to write code for all three integer queues (it is exported at
+/// the crate root).
+///
+/// # Examples
+///
+/// ```
+/// use data_queue_shared::{Element, IntQueue};
+/// fn drain<T: Element>(q: &IntQueue<T>) -> Vec<i64> {
+///     std::iter::from_fn(|| q.pop()).map(T::to_i64).collect()
+/// }
+/// let q = IntQueue::<i16>::anonymous(4)?;
+/// q.push(i16::from_i64(70_000)); // truncates as a C cast: 4464
+/// q.push(-1);
+/// assert_eq!(drain(&q), [4464, -1]);
+/// # Ok::<(), data_queue_shared::Error>(())
+/// ```
 pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The `#[repr(C)]` slot holding one value and its sequence number.
     type Slot: SlotOps<Self>;
@@ -657,6 +674,11 @@ impl<'a, T: Element> Ring<'a, T> {
     }
 
     /// Push `v` if there is room.
+    ///
+    /// # Errors
+    /// [`Miss::Settled`] when the ring is full (or its shared state makes
+    /// no sense: a walk longer than any real contention gives up). A push
+    /// never returns [`Miss::InFlight`].
     #[inline]
     pub fn try_push(&self, v: T) -> Result<(), Miss> {
         let mut pos = self.tail.load(Ordering::Relaxed);
@@ -686,6 +708,12 @@ impl<'a, T: Element> Ring<'a, T> {
     }
 
     /// Pop the oldest value if there is one.
+    ///
+    /// # Errors
+    /// [`Miss::Settled`] when the ring is empty (or its shared state makes
+    /// no sense); [`Miss::InFlight`] when the next position is reserved by
+    /// a batch producer that has not published it yet (retry soon; with
+    /// [`Ring::with_repair`], a position stuck long enough is given up).
     #[inline]
     pub fn try_pop(&self) -> Result<T, Miss> {
         let mut pos = self.head.load(Ordering::Relaxed);
@@ -775,6 +803,10 @@ impl<'a, T: Element> Ring<'a, T> {
     /// passed over with the same value, so the values go in order into
     /// increasing positions and none is lost; at most the tail of `vals`
     /// is left for the caller's next call.
+    ///
+    /// # Errors
+    /// [`Miss::Settled`] when the ring is full at `tail` (nothing was
+    /// pushed), as for [`Ring::try_push`]. An empty `vals` is `Ok(0)`.
     #[inline]
     pub fn try_push_batch(&self, vals: &[T]) -> Result<usize, Miss> {
         if vals.is_empty() {
@@ -838,6 +870,10 @@ impl<'a, T: Element> Ring<'a, T> {
 
     /// Pop up to `out.len()` items in queue order, slot by slot; returns
     /// how many were written to `out` (at least one unless `out` is empty).
+    ///
+    /// # Errors
+    /// As [`Ring::try_pop`], when not even the first item could be taken
+    /// (nothing was written to `out`). An empty `out` is `Ok(0)`.
     #[inline]
     pub fn try_pop_batch(&self, out: &mut [T]) -> Result<usize, Miss> {
         if out.is_empty() {

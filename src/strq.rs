@@ -618,6 +618,29 @@ impl StrQueue {
     ///
     /// # Errors
     /// Out-of-range capacity or arena, or mmap failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(8, 0)?;
+    /// // SAFETY: the child only pushes and then calls _exit.
+    /// let pid = unsafe { libc::fork() };
+    /// assert!(pid >= 0, "fork failed");
+    /// if pid == 0 {
+    ///     // The child takes the queue lock under its own pid.
+    ///     let ok = q.push(b"from the child", false).unwrap_or(false);
+    ///     unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    /// }
+    /// let mut status = 0;
+    /// // SAFETY: plain waitpid on our own child.
+    /// assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    /// assert_eq!(status, 0);
+    /// let mut buf = Vec::new();
+    /// assert_eq!(q.pop(false, &mut buf), Some(false));
+    /// assert_eq!(buf, b"from the child");
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn anonymous(capacity: u64, arena: u64) -> Result<Self> {
         Region::anonymous(&Self::request(capacity, arena, 0), &Self::init_body).map(Self::wrap)
     }
@@ -650,6 +673,11 @@ impl StrQueue {
     /// # Errors
     /// A bad fd, one too small for a header, or one holding another variant
     /// or a truncated queue ([`Error::Incompatible`]).
+    ///
+    /// # Examples
+    ///
+    /// The example of [`StrQueue::memfd`] attaches a second handle with
+    /// `from_fd`; a queue file's fd works the same way.
     pub fn from_fd(fd: i32) -> Result<Self> {
         Region::from_fd(fd, Variant::Str).map(Self::wrap)
     }
@@ -886,6 +914,26 @@ impl StrQueue {
     ///
     /// # Errors
     /// As [`StrQueue::push`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(4, 0)?;
+    /// q.push(b"second", false)?;
+    /// q.push(b"third", false)?;
+    /// q.push_front(b"urgent", false)?; // jumps the queue
+    /// let mut buf = Vec::new();
+    /// q.pop(false, &mut buf); // the front
+    /// assert_eq!(buf, b"urgent");
+    /// q.pop(true, &mut buf); // the back: a stack at that end
+    /// assert_eq!(buf, b"third");
+    /// q.pop(true, &mut buf);
+    /// assert_eq!(buf, b"second");
+    /// assert_eq!(q.pop(true, &mut buf), None);
+    /// assert!(buf.is_empty());
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn push_front(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
         self.push_at(bytes, utf8, true)
     }
@@ -953,6 +1001,11 @@ impl StrQueue {
     /// Remove the front (or, with `back`, the back) item, copying its bytes
     /// into `out` (cleared first). Returns its UTF-8 flag, or `None` when
     /// the queue is empty (counted in `pop_empty`; `out` is then empty).
+    ///
+    /// # Examples
+    ///
+    /// See [`StrQueue::push_front`] (both ends) and [`StrQueue`] (the
+    /// UTF-8 flag).
     pub fn pop(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
         let mut l = self.locked()?;
@@ -1019,6 +1072,10 @@ impl StrQueue {
     /// Copy the front item's bytes into `out` (cleared first) without
     /// removing it; exact (under the lock). Returns its UTF-8 flag, or
     /// `None` when the queue is empty.
+    ///
+    /// # Examples
+    ///
+    /// See [`StrQueue::clear`].
     pub fn peek(&self, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
         let r = self.locked()?.copy_end(false, false, out).map(|t| t.utf8);
@@ -1081,6 +1138,10 @@ impl StrQueue {
     /// the items taken would exceed it, but always take the first item if
     /// there is one. Returns how many were taken; none (with `n > 0`)
     /// counts in `pop_empty`.
+    ///
+    /// # Examples
+    ///
+    /// See [`StrQueue::push_multi`].
     pub fn pop_multi(
         &self,
         n: usize,
@@ -1138,6 +1199,10 @@ impl StrQueue {
     }
 
     /// Items in the queue (a snapshot, read without the lock).
+    ///
+    /// # Examples
+    ///
+    /// See [`StrQueue::clear`].
     pub fn len(&self) -> u64 {
         self.header()
             .tail
@@ -1163,6 +1228,24 @@ impl StrQueue {
     /// Remove every item (they are not counted as pops) and reset the
     /// arena; returns how many were removed. Wakes every blocked producer
     /// and consumer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(4, 0)?;
+    /// let items: [(&[u8], bool); 2] = [(b"a", false), (b"b", false)];
+    /// q.push_multi(&items)?;
+    /// assert_eq!((q.len(), q.capacity()), (2, 4));
+    /// let mut buf = Vec::new();
+    /// assert_eq!(q.peek(&mut buf), Some(false)); // a copy; the item stays
+    /// assert_eq!(buf, b"a");
+    /// assert_eq!(q.clear(), 2);
+    /// assert!(q.is_empty());
+    /// assert_eq!(q.peek(&mut buf), None);
+    /// assert_eq!(q.stats().arena_used, 0); // the arena is reset too
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn clear(&self) -> u64 {
         let n = {
             let Some(mut l) = self.locked() else {
@@ -1183,10 +1266,15 @@ impl StrQueue {
         n
     }
 
-    /// Flush the mapping to its file (`msync`).
+    /// Flush the mapping to its file (`msync`); nothing to do for an
+    /// anonymous queue.
     ///
     /// # Errors
     /// msync failure.
+    ///
+    /// # Examples
+    ///
+    /// See [`StrQueue::unlink`].
     pub fn sync(&self) -> Result<()> {
         self.region.sync()
     }
@@ -1194,6 +1282,23 @@ impl StrQueue {
     /// Counters and gauges (read without the lock, so approximate while
     /// others work; exact when quiescent). `arena_cap` is the arena size as
     /// created; `arena_used` includes wrap waste.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(4, 8192)?;
+    /// q.push(b"hello", false)?; // charged 8 bytes: lengths round up to 8
+    /// let mut buf = Vec::new();
+    /// q.pop(false, &mut buf);
+    /// q.pop(false, &mut buf); // empty
+    /// let s = q.stats();
+    /// assert_eq!((s.size, s.push_ok, s.pop_ok, s.pop_empty), (0, 1, 1, 1));
+    /// assert_eq!((s.arena_cap, s.arena_used), (8192, 0));
+    /// assert_eq!(s.mmap_size, 256 + 4 * 16 + 8192); // header, slots, arena
+    /// assert!(s.lock_acquired >= 3 && s.lock_contended == 0);
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn stats(&self) -> Stats {
         let h = self.header();
         Stats {
@@ -1224,11 +1329,29 @@ impl StrQueue {
         self.region.fd()
     }
 
-    /// Remove the backing file.
+    /// Remove the backing file. This handle, and every other one already
+    /// open, keeps working; opening the path again creates a new queue.
     ///
     /// # Errors
     /// [`Error::Unsupported`] for anonymous and memfd queues; the unlink
     /// error otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::{Error, StrQueue};
+    /// let path = std::env::temp_dir().join(format!("dqs-doc-str-unlink-{}.q", std::process::id()));
+    /// let q = StrQueue::open(&path, 8, 0, 0o600)?;
+    /// q.push(b"kept", false)?;
+    /// q.sync()?; // on disk now, not only in the page cache
+    /// q.unlink()?;
+    /// assert!(!path.exists());
+    /// let mut buf = Vec::new();
+    /// assert_eq!(q.pop(false, &mut buf), Some(false)); // still works
+    /// let anon = StrQueue::anonymous(2, 0)?;
+    /// assert!(matches!(anon.unlink(), Err(Error::Unsupported(_))));
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
     pub fn unlink(&self) -> Result<()> {
         self.region.unlink()
     }

@@ -49,6 +49,9 @@ subtest 'help for the tool and every subcommand' => sub {
     like dqs(['--version'])->{out}, qr/^dqs \d/, '--version';
     my $none = dqs([]);
     is $none->{code}, 2, 'no subcommand: exit 2';
+    one_line_err($none, qr/^dqs: missing subcommand\b.*dqs --help/,
+        'no subcommand: one line pointing at --help, not the whole help');
+    is $none->{out}, '', 'no subcommand: nothing on stdout';
 };
 
 subtest 'usage errors: exit 2 and one line on stderr' => sub {

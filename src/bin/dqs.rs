@@ -118,8 +118,7 @@ Every subcommand but create attaches to an existing queue file (it never\n\
 creates one) and reads its type (int, int32, int16 or str) from the header.\n\
 See 'dqs help SUBCOMMAND' for each one.",
     after_help = EXIT_CODES,
-    subcommand_required = true,
-    arg_required_else_help = true
+    subcommand_required = true
 )]
 struct Cli {
     #[command(subcommand)]
@@ -552,12 +551,9 @@ fn main() -> ExitCode {
         Err(e) => {
             use clap::error::ErrorKind;
             match e.kind() {
-                ErrorKind::DisplayHelp
-                | ErrorKind::DisplayVersion
-                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => e.exit(),
                 _ => {
-                    let sub = subcommand_in_args();
-                    eprintln!("{}", one_line_usage_error(&e.render().to_string(), &sub));
+                    eprintln!("{}", usage_error_line(&e, &subcommand_in_args()));
                     return ExitCode::from(2);
                 }
             }
@@ -628,6 +624,18 @@ fn subcommand_in_args() -> Option<String> {
     let first = first.to_str()?;
     let known = cmd.get_subcommands().any(|s| s.get_name() == first);
     known.then(|| first.to_string())
+}
+
+/// The one line printed for a usage error (exit 2). A bare `dqs` gets a
+/// short message rather than the whole help on stderr.
+fn usage_error_line(e: &clap::Error, sub: &Option<String>) -> String {
+    use clap::error::ErrorKind;
+    match e.kind() {
+        ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            "dqs: missing subcommand (see 'dqs --help')".to_string()
+        }
+        _ => one_line_usage_error(&e.render().to_string(), sub),
+    }
 }
 
 /// clap's error text (several lines: message, context, usage) as one line:
@@ -1201,6 +1209,11 @@ mod tests {
         assert!(!line.contains('\n'), "{line}");
         assert!(line.starts_with("dqs create: "), "{line}");
         assert!(line.contains("--capacity"), "{line}");
+        let e = parse(&[]).unwrap_err();
+        assert_eq!(
+            usage_error_line(&e, &None),
+            "dqs: missing subcommand (see 'dqs --help')"
+        );
     }
 
     #[test]

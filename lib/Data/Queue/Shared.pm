@@ -1384,55 +1384,55 @@ The header is four 64-byte cache lines: the geometry (written once), the
 consumer side, the producer side, and the rarely written fields. Unlisted
 bytes are zero padding.
 
-    offset type  field          meaning
-    ------ ----  -------------  ------------------------------------------
-         0 u64   magic          "DQSHARE1" read as a little-endian u64
-                                (0x3145524148535144); 0 until initialised
-         8 u32   version        format version, 2 (see L</Versioning>)
-        12 u32   variant        1 Int, 2 Int32, 3 Int16, 4 Str
-        16 u64   capacity       slot count, a power of two, 2 .. 2**30
-        24 u32   slot_size      16 (Int, Str) or 8 (Int32, Int16)
-        28 u32   header_size    256
-        32 u64   slots_off      offset of slot 0, 256
-        40 u64   arena_off      Str: offset of the string arena, else 0
-        48 u64   arena_cap      Str: arena bytes, else 0
-        56 u64   total_size     bytes in the mapping
-        64 u64   head           Int: atomic hint, where pops start looking;
-                                Str: slot index of the front item
-        72 u64   pop_empty      atomic: pops that found it empty
-        80 u64   str_pop_ok     Str: items popped; Int: positions given
-                                up by slot repair ("skipped")
-        88 u64   arena_rd       Str: where the front item's charge starts;
-                                Int: 1 + the reserved position consumers
-                                last found stuck, or 0
-       128 u64   tail           Int: atomic hint, where pushes start
-                                looking; Str: number of items
-       136 u64   push_full      atomic: pushes that found it full
-       144 u64   str_push_ok    Str: items pushed
-       152 u64   arena_wr       Str: where the back item's charge ends
-       160 u64   arena_used     Str: arena bytes charged to the items
-       192 u32   pop_waiters    atomic: consumers asleep (low 24 bits)
-                                and an epoch (high 8 bits)
-       196 u32   pop_futex      futex word consumers sleep on
-       200 u32   push_waiters   atomic: producers asleep, as pop_waiters
-       204 u32   push_futex     futex word producers sleep on
-        96 u64   jrnl_head      Str journal (see CRASH SAFETY): new head;
-                                Int: CLOCK_MONOTONIC ns when the stuck
-                                position was first seen
-       104 u64   jrnl_tail        tail,
-       112 u64   jrnl_arena_rd    arena_rd,
-       120 u64   jrnl_arena_wr    arena_wr,
-       168 u64   jrnl_arena_used  arena_used,
-       176 u64   jrnl_push_ok     str_push_ok,
-       184 u64   jrnl_pop_ok      str_pop_ok
-       208 u32   lock           Str: lock word (0, or pid | 0x80000000)
-       212 u32   journal        Str: 1 while the journal is valid, else 0
-       216 u64   recoveries     crash recoveries
-       224 u64   cleared        items removed by clear
-       232 u64   lock_acquired  Str: lock acquisitions
-       240 u64   lock_contended Str: acquisitions that had to wait
-       248 u64   lock_owner     Str: holder tag, pid << 32 | start time
-                                (low 32 bits of /proc/<pid>/stat field 22)
+    offset type  field            meaning
+    ------ ----  ---------------  -----------------------------------------
+         0 u64   magic            "DQSHARE1" read as a little-endian u64
+                                  (0x3145524148535144); 0 until initialised
+         8 u32   version          format version, 2 (see L</Versioning>)
+        12 u32   variant          1 Int, 2 Int32, 3 Int16, 4 Str
+        16 u64   capacity         slot count, a power of two, 2 .. 2**30
+        24 u32   slot_size        16 (Int, Str) or 8 (Int32, Int16)
+        28 u32   header_size      256
+        32 u64   slots_off        offset of slot 0, 256
+        40 u64   arena_off        Str: offset of the string arena, else 0
+        48 u64   arena_cap        Str: arena bytes, else 0
+        56 u64   total_size       bytes in the mapping
+        64 u64   head             Int: atomic hint, where pops start
+                                  looking; Str: slot index of the front item
+        72 u64   pop_empty        atomic: pops that found it empty
+        80 u64   str_pop_ok       Str: items popped; Int: positions given
+                                  up by slot repair ("skipped")
+        88 u64   arena_rd         Str: where the front item's charge starts;
+                                  Int: 1 + the reserved position consumers
+                                  last found stuck, or 0
+        96 u64   jrnl_head        Str journal (see CRASH SAFETY): new head;
+                                  Int: CLOCK_MONOTONIC ns when the stuck
+                                  position was first seen
+       104 u64   jrnl_tail        Str journal: new tail
+       112 u64   jrnl_arena_rd    Str journal: new arena_rd
+       120 u64   jrnl_arena_wr    Str journal: new arena_wr
+       128 u64   tail             Int: atomic hint, where pushes start
+                                  looking; Str: number of items
+       136 u64   push_full        atomic: pushes that found it full
+       144 u64   str_push_ok      Str: items pushed
+       152 u64   arena_wr         Str: where the back item's charge ends
+       160 u64   arena_used       Str: arena bytes charged to the items
+       168 u64   jrnl_arena_used  Str journal: new arena_used
+       176 u64   jrnl_push_ok     Str journal: new str_push_ok
+       184 u64   jrnl_pop_ok      Str journal: new str_pop_ok
+       192 u32   pop_waiters      atomic: consumers asleep (low 24 bits)
+                                  and an epoch (high 8 bits)
+       196 u32   pop_futex        futex word consumers sleep on
+       200 u32   push_waiters     atomic: producers asleep, as pop_waiters
+       204 u32   push_futex       futex word producers sleep on
+       208 u32   lock             Str: lock word (0, or pid | 0x80000000)
+       212 u32   journal          Str: 1 while the journal is valid, else 0
+       216 u64   recoveries       crash recoveries
+       224 u64   cleared          items removed by clear
+       232 u64   lock_acquired    Str: lock acquisitions
+       240 u64   lock_contended   Str: acquisitions that had to wait
+       248 u64   lock_owner       Str: holder tag, pid << 32 | start time
+                                  (low 32 bits of /proc/<pid>/stat field 22)
 
 A creator fills in the whole file and stores C<magic> last (release
 ordering); an attacher loads it with acquire ordering. This module holds
