@@ -24,10 +24,14 @@
 //! [`RESET_AFTER`] times in a row resets the count to zero under a new
 //! epoch and wakes every sleeper on that side; the live ones go round
 //! their loop and announce themselves again, the dead ones are forgotten.
-//! The reset is safe even when nobody is dead: a live waiter between its
-//! announcement and its sleep finds the futex word changed, re-announces
-//! and re-checks, so no wake-up is lost, and a waiter whose count was
-//! reset does not take it back twice. So a killed waiter's count is gone
+//! The reset is safe even when nobody is dead: a waiter looks at the epoch
+//! once more after it has sampled the futex word and re-checked the
+//! queue, and sleeps only if its announcement still stands. If the reset
+//! came before that look, the waiter sees the new epoch and goes round
+//! again (announcing itself anew); if after, the waiter sampled the futex
+//! word before the reset bumped it, so its sleep ends at once or is ended
+//! by the reset's wake. So no wake-up is lost, and a waiter whose count
+//! was reset does not take it back twice. So a killed waiter's count is gone
 //! within [`RESET_AFTER`] operations of the other side.
 //!
 //! A settled miss is retried a little before sleeping, too: a sleeper costs
@@ -123,24 +127,28 @@ impl Side<'_> {
     }
 
     /// Forget every announced waiter (new epoch, count 0) and wake all
-    /// sleepers so the live ones announce themselves again.
+    /// sleepers so the live ones announce themselves again. False when the
+    /// word moved under the reset (somebody announced or left), which
+    /// then did nothing.
     #[cold]
-    pub fn reset(&self) {
+    pub fn reset(&self) -> bool {
         let cur = self.waiters.load(Ordering::SeqCst);
         if cur & COUNT_MASK == 0 {
-            return;
+            return true;
         }
         let next = ((cur >> COUNT_BITS).wrapping_add(1)) << COUNT_BITS;
-        // RECOVERY: a failed CAS means the word moved (somebody announced
-        // or left): the next fruitless round tries again.
+        // RECOVERY: a failed CAS means the word moved: the caller tries
+        // again on its next fruitless wake.
         if self
             .waiters
             .compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
+            .is_err()
         {
-            self.futex.fetch_add(1, Ordering::SeqCst);
-            futex::wake(self.futex, u32::MAX);
+            return false;
         }
+        self.futex.fetch_add(1, Ordering::SeqCst);
+        futex::wake(self.futex, u32::MAX);
+        true
     }
 
     /// Announce a waiter; returns the epoch to hand to [`Side::withdraw`].
@@ -148,6 +156,16 @@ impl Side<'_> {
     fn announce(&self) -> u32 {
         // SYNC POINT: announce before sampling; pairs with Side::wake.
         self.waiters.fetch_add(1, Ordering::SeqCst) >> COUNT_BITS
+    }
+
+    /// Whether the waiter word is still in `epoch` (no reset since a
+    /// waiter announced itself in it). SYNC POINT: SeqCst after the
+    /// waiter's SeqCst sample of the futex word; a reset CASes the waiter
+    /// word before it bumps the futex word, so a waiter that sampled the
+    /// bumped word sees the new epoch here.
+    #[inline]
+    fn announced_in(&self, epoch: u32) -> bool {
+        self.waiters.load(Ordering::SeqCst) >> COUNT_BITS == epoch
     }
 
     /// Take back a count announced in `epoch`, unless a reset already did.
@@ -256,7 +274,12 @@ pub fn block_on<R>(
             Err(Miss::InFlight) => Some(Err(())),
             Err(Miss::Settled) => None,
         };
-        let slept = if r.is_none() {
+        // Sleep only if no reset has erased our announcement: a reset
+        // after our sample of the futex word finds us still counted (and
+        // its bump of the word stops our sleep, or its wake ends it); one
+        // before our look here has dropped our count, and then nobody
+        // would wake us for the next item.
+        let slept = if r.is_none() && side.announced_in(epoch) {
             futex::wait(side.futex, seen, deadline)
         } else {
             WaitResult::Woken
