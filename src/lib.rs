@@ -193,9 +193,10 @@
 //! 184  u64   jrnl_pop_ok      Str journal: new str_pop_ok
 //! 192  u32   pop_waiters      atomic: consumers blocked now (low 24 bits)
 //!                             and an epoch (high 8 bits)
-//! 196  u32   pop_futex        futex word consumers sleep on
+//! 196  u32   pop_futex        futex word consumers sleep on: wake-ups
+//!                             (low 24 bits), fruitless-wake tally (high 8)
 //! 200  u32   push_waiters     atomic: producers blocked now, as above
-//! 204  u32   push_futex       futex word producers sleep on
+//! 204  u32   push_futex       futex word producers sleep on, as above
 //! 208  u32   lock             Str: lock word (0, or pid | 0x8000_0000)
 //! 212  u32   journal          Str: 1 while the journal holds a commit
 //! 216  u64   recoveries       crash recoveries
@@ -221,18 +222,23 @@
 //!
 //! **Waiting.** A consumer about to sleep increments `pop_waiters`
 //! (sequentially consistent), reads `pop_futex`, checks the queue once
-//! more, then calls `FUTEX_WAIT` on `pop_futex` with the value read and,
-//! when it wakes, decrements `pop_waiters` if its epoch (high 8 bits) is
-//! still the one it incremented in. A producer, after a successful push,
-//! reads `pop_waiters` (sequentially consistent) and only when its count
-//! (low 24 bits) is non-zero increments `pop_futex` and calls
-//! `FUTEX_WAKE`. Producers waiting for room use `push_waiters` and
-//! `push_futex` the same way. A process whose wake calls woke nobody 64
-//! times in a row resets the word to the next epoch with count 0 and wakes
-//! everybody (see the [`wait`] module): that forgets waiters that were
-//! killed asleep, and live ones simply announce themselves again. A
-//! foreign writer that skips the wake-up leaves sleepers asleep until
-//! their deadline.
+//! more, reads `pop_waiters` again and, only if its epoch (high 8 bits) is
+//! still the one it incremented in, calls `FUTEX_WAIT` on `pop_futex` with
+//! the value read; afterwards it decrements `pop_waiters` if the epoch is
+//! still its own. A producer, after a successful push, reads `pop_waiters`
+//! (sequentially consistent) and only when its count (low 24 bits) is
+//! non-zero increments `pop_futex` and calls `FUTEX_WAKE`. Producers
+//! waiting for room use `push_waiters` and `push_futex` the same way.
+//! Sleepers treat any change of a futex word as a wake-up; its high 8 bits
+//! count the wake calls in a row that woke nobody (a waker adds `1 << 24`
+//! when `FUTEX_WAKE` returned 0 and clears them when it woke somebody).
+//! The waker that brings that tally to 64 resets the waiter word to the
+//! next epoch with count 0, increments the futex word and wakes everybody
+//! (see the [`wait`] module): that forgets waiters that were killed
+//! asleep, and live ones simply announce themselves again. The tally is a
+//! hint: a writer that never touches it only delays the reset. A foreign
+//! writer that skips the wake-up leaves sleepers asleep until their
+//! deadline.
 //!
 //! ## Int slots
 //!

@@ -1411,9 +1411,12 @@ bytes are zero padding.
        160 u64   arena_used     Str: arena bytes charged to the items
        192 u32   pop_waiters    atomic: consumers asleep (low 24 bits)
                                 and an epoch (high 8 bits)
-       196 u32   pop_futex      futex word consumers sleep on
+       196 u32   pop_futex      futex word consumers sleep on: wake-ups
+                                (low 24 bits) and a tally of wakes that
+                                found nobody (high 8 bits)
        200 u32   push_waiters   atomic: producers asleep, as pop_waiters
-       204 u32   push_futex     futex word producers sleep on
+       204 u32   push_futex     futex word producers sleep on, as
+                                pop_futex
         96 u64   jrnl_head      Str journal (see CRASH SAFETY): new head;
                                 Int: CLOCK_MONOTONIC ns when the stuck
                                 position was first seen
@@ -1517,16 +1520,23 @@ consistent; readers of C<seq> use at least acquire ordering.
 
 The waiter protocol is sequentially consistent too: a consumer about to
 sleep increments C<pop_waiters> (remembering the epoch in its high 8
-bits), reads C<pop_futex>, checks the queue once more, then calls
-C<FUTEX_WAIT> on C<pop_futex> with the value it read; when it wakes it
-decrements C<pop_waiters> only if the epoch is unchanged. A producer that
-sees a non-zero count (low 24 bits) after its push increments C<pop_futex>
-and calls C<FUTEX_WAKE>. A process whose wakes found nobody asleep 64 times
-in a row replaces the word by the next epoch with count 0, increments the
-futex word and wakes everybody: live waiters announce themselves again,
-dead ones are forgotten. The futexes are shared, not process-private.
-Producers waiting for room use C<push_waiters> and C<push_futex> the same
-way.
+bits), reads C<pop_futex>, checks the queue once more, reads
+C<pop_waiters> again and, only if the epoch is unchanged, calls
+C<FUTEX_WAIT> on C<pop_futex> with the value it read; afterwards it
+decrements C<pop_waiters> only if the epoch is still unchanged. A producer
+that sees a non-zero count (low 24 bits) after its push increments
+C<pop_futex> and calls C<FUTEX_WAKE>. Sleepers take any change of the
+futex word as a wake-up, and its high 8 bits count the wakes in a row that
+found nobody asleep: a waker adds C<1 << 24> when C<FUTEX_WAKE> returned 0
+and clears those bits when it woke somebody. The waker that brings the
+tally to 64 replaces the waiter word by the next epoch with count 0,
+clears the tally, increments the futex word and wakes everybody: live
+waiters announce themselves again, dead ones are forgotten. The tally
+belongs to the queue, not to a process, so many short-lived processes
+forget a dead waiter as surely as one long-lived one; it is only a hint,
+and a writer that leaves it alone merely puts the reset off. The futexes
+are shared, not process-private. Producers waiting for room use
+C<push_waiters> and C<push_futex> the same way.
 
 =head2 Str queues
 
