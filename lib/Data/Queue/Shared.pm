@@ -410,7 +410,12 @@ timed out full or empty.
 
 =item recoveries
 
-Crash recoveries performed (always 0 for the lock-free integer queues).
+Crash recoveries performed since the queue was created, by all processes.
+In the integer queues: positions of a batch push (C<push_multi>,
+C<push_wait_multi>) whose producer reserved them and was killed before it
+filled them, given up by a consumer (one count per position). In a Str
+queue: takeovers of the lock from a holder that died. Normally 0; see
+L</"CRASH SAFETY">.
 
 =item push_waiters, pop_waiters
 
@@ -886,9 +891,13 @@ just as during any other wait.
 
 While held, the lock word records the process id of its holder, taken
 from C<getpid()> when the lock is taken; a child that uses a handle
-inherited across C<fork> locks as itself. A process that finds the lock
-held for a while (10 ms, one poll interval: sleepers wake that often to
-look) asks the kernel whether the holder still exists. A holder that is
+inherited across C<fork> locks as itself. A process that has found the
+lock held by the same process for a while (10 ms of its own waiting, one
+poll interval: sleepers wake that often to look, and signals that cut
+their sleep short do not restart the interval) asks the kernel whether
+the holder still exists, and so does a process whose wait for the lock is
+about to end (its timeout or lock timeout passed, or a signal arrived
+during a C<*_wait> call), however short the wait was. A holder that is
 gone, or a zombie (killed but not yet reaped by its parent), is dead: one
 waiter takes the lock over, repairs the queue (see L</"CRASH SAFETY">) and
 counts it in C<recoveries>. A reused process id does not fool it: the
@@ -917,6 +926,13 @@ C<undef>, waits as long as the holder lives. The setting belongs to this
 handle in this process (it is not shared, and a child inherits its parent's
 value with the handle); the C<*_wait> calls use their own timeout instead.
 Returns the (new) setting; croaks on a negative or non-numeric value.
+
+Signal handlers do not run while a non-blocking call waits for the lock
+(see L</"WAKE-UPS AND SIGNALS">), and perl dies with C<Maximal count of
+pending signals (120) exceeded> when more than 120 of one signal arrive
+before it can run their handler. A process that gets signals often (a
+fast interval timer, many exiting children) and may meet a stopped holder
+should set a lock timeout.
 
 =back
 
@@ -1253,9 +1269,12 @@ Perl signal handlers run while a process waits: a C<SIGALRM> or C<SIGINT>
 interrupts the sleep, the handler runs as it would anywhere else, and if it
 returns the wait goes on for whatever is left of the timeout (the deadline
 is absolute, so signals neither extend nor shorten it). A handler that dies
-leaves the wait cleanly; the process no longer counts as a waiter. (This
-is about waiting for room or items. The moment a Str operation may wait for
-the queue's lock is not interruptible; see L</The Str lock>.)
+leaves the wait cleanly; the process no longer counts as a waiter. In a
+Str C<*_wait> call this covers the time spent waiting for the queue's lock
+too. The non-blocking Str calls (C<push>, C<pop> and the rest) do not run
+handlers while they wait for the lock; signals that arrive meanwhile are
+handled when the call returns, and L</lock_timeout> bounds how long that
+can be (see L</The Str lock>).
 
 =head1 FORK AND THREADS
 
@@ -1289,11 +1308,34 @@ write access only to processes you trust with the data.
 
 =head1 CRASH SAFETY
 
-The integer queues hold no lock, so a process killed at any moment leaves
-no lock behind. Killing one in the few instructions between claiming a slot
-and publishing it does leave that slot unfinished, and consumers that reach
-it wait for it; stop producers and consumers with a signal they handle, not
-with C<SIGKILL>, if that matters to you.
+The integer queues hold no lock. A single push claims and fills its slot
+with one atomic compare-and-swap, and a single pop takes its item with
+another (see L</Slots>), so a process killed at any instruction (C<SIGKILL>,
+the OOM killer, a crash) leaves every slot free, filled or emptied, never
+half claimed, and nobody waits for it. A consumer killed just after its pop
+took an item loses that item, as any consumer that dies holding what it
+received.
+
+The one thing a killed process can leave behind is a batch reservation:
+C<push_multi> and C<push_wait_multi> reserve a run of positions with one
+atomic step and then fill them one by one. Positions a producer reserved
+but had not filled when it died stay empty. A consumer that reaches one
+waits for it, spinning and napping, not sleeping; once the same position
+has stayed unfilled for 50 ms it gives the position up, counts it in
+C<recoveries>, and goes on with the next one. A producer that was only slow
+(stopped, descheduled) and fills the position later finds it given up and
+puts its item at a later position instead, so nothing is lost except the
+dead producer's unfilled items, nothing comes out twice, and each
+producer's items keep their order. The bound is 50 ms of delay for the
+consumers per dead batch, whatever the number of processes.
+
+A process killed while it sleeps in a C<*_wait> call cannot take back its
+place in the waiter count. Until the count is corrected the other side
+makes a useless C<FUTEX_WAKE> system call per operation; after 64 such
+calls in a row that woke nobody, by any processes, the count is reset and
+every sleeper woken, and the live ones count themselves again (see
+L</Slots> for the details). Waiters that are alive are woken as usual
+throughout.
 
 The Str queue holds a lock for a few instructions in every operation. A
 process killed while holding it (C<SIGKILL>, the OOM killer, a crash) is
@@ -1332,12 +1374,20 @@ with any consumer killed after a pop. The counters C<push_full>,
 C<pop_empty>, C<lock_acquired> and C<lock_contended> are outside the
 journal and may miss a count.
 
-For tests, the environment variable C<DQS_TEST_KILL_POINT>, read when a Str
-handle is created or attached, makes its process C<SIGKILL> itself at a
-chosen point: C<str_lock_held> (just after taking the lock),
-C<str_after_bytes>, C<str_after_journal> or C<str_mid_apply>;
-C<str_lock_stop> makes it C<SIGSTOP> itself holding the lock. Never set it
-in production.
+For tests, the environment variable C<DQS_TEST_KILL_POINT> makes a process
+C<SIGKILL> itself at a chosen point. Never set it in production. For a Str
+queue it is read when a handle is created or attached: C<str_lock_held>
+(just after taking the lock), C<str_after_bytes> (a push has written its
+bytes and slot), C<str_after_journal> (the journal is complete) or
+C<str_mid_apply> (half of the new state is applied); C<str_lock_stop>
+makes the process C<SIGSTOP> itself holding the lock instead. For an
+integer queue, also read when a handle is made: C<int_push_claimed> (a
+push has published its item, before it moves C<tail>), C<int_pop_claimed>
+(a pop has taken its item, before it moves C<head>) and
+C<int_push_reserved> (a batch push has reserved its run and filled only
+the first position). When a file is created: C<create_after_reserve> (the
+new file is sized and its space reserved, nothing written yet) and
+C<create_before_magic> (header and slots written, all but the magic).
 
 A create that was interrupted is handled as follows. The header's magic
 number is written last, so a creator killed after sizing the file leaves a
