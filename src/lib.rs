@@ -215,10 +215,11 @@
 //! initialise, so an attacher that takes the same `flock` first knows
 //! which). An attacher checks every geometry field: `magic`, `version`,
 //! `variant`, `capacity` a power of two in range, `slot_size`,
-//! `header_size` and `slots_off` as above, `arena_cap` in range for Str,
-//! `arena_off` and `total_size` as computed from the others, and a file at
-//! least `total_size` bytes long. It then keeps its own copy of the
-//! geometry and never trusts those fields in shared memory again.
+//! `header_size` and `slots_off` as above, `arena_cap` in range for Str
+//! and 0 for the others, `arena_off` and `total_size` as computed from the
+//! others, and a file at least `total_size` bytes long. It then keeps its
+//! own copy of the geometry and never trusts those fields in shared memory
+//! again.
 //!
 //! **Waiting.** A consumer about to sleep increments `pop_waiters`
 //! (sequentially consistent), reads `pop_futex`, checks the queue once

@@ -1491,10 +1491,10 @@ an exclusive C<flock> on the file while it creates or checks it, so a
 process that takes the same C<flock> and still finds C<magic> 0 has found
 an interrupted create. An attacher checks every geometry field (magic,
 version, variant, capacity a power of two in range, slot_size, header_size
-and slots_off as above, arena_cap in range for Str, arena_off and
-total_size as computed from the others, a file at least total_size bytes
-long), keeps its own copy of the geometry and never trusts those fields in
-the file again.
+and slots_off as above, arena_cap in range for Str and 0 for the others,
+arena_off and total_size as computed from the others, a file at least
+total_size bytes long), keeps its own copy of the geometry and never
+trusts those fields in the file again.
 
 For the integer queues C<head> and C<tail> are hints (see L</Slots>):
 the true counts are found by stepping from them over slots already done
