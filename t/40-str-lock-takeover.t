@@ -150,8 +150,13 @@ for my $how (qw(pop_wait pop)) {
         }
         is(waitpid($waiter, POSIX::WNOHANG()), 0, 'the waiter is still waiting');
         is($q->stats->{recoveries}, 0, 'no takeover of the stopped holder');
+        my $t0 = now();
         kill 'KILL', $holder;
         reap_ok($waiter, 'the signalled waiter took over and popped');
+        # A few ms; before the fix it took until a gap between signals
+        # happened to exceed the poll interval (2 to 23 s measured).
+        my $took = now() - $t0;
+        ok($took < 5, 'takeover within 5 s of the kill') or diag("took ${took}s");
         reap($holder);
         is($q->stats->{recoveries}, 1, 'one recovery');
         ok($q->push('y') && $q->pop eq 'y', 'the queue works');
