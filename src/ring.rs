@@ -812,10 +812,14 @@ impl<'a, T: Element> Ring<'a, T> {
                 if n > 0 {
                     break;
                 }
-                match self.unpublished(pos) {
-                    Some(m) => return Err(m),
-                    None => continue,
+                if let Some(m) = self.unpublished(pos) {
+                    return Err(m);
                 }
+                // Look again, but count it as a step of the walk: a slot
+                // whose sequence shared memory scribbled to a value that is
+                // neither free nor published for `pos` is never given up
+                // (the repair CAS expects `seq == pos`), and "look again"
+                // would then repeat for ever.
             } else if n == 0 {
                 pos = Self::step(self.head, pos);
             } else {
@@ -1218,6 +1222,28 @@ mod tests {
         assert_eq!(r.try_pop_batch(&mut out), Ok(2));
         assert_eq!(out[..2], [100, 101]);
         assert_eq!((r.pushed(), r.popped()), (5, 5), "skips count as positions");
+    }
+
+    #[test]
+    fn a_scribbled_sequence_under_a_reservation_does_not_hang_a_batch_pop() {
+        // Slot 0's sequence neither free (0) nor published (1) for
+        // position 0, with `tail` saying position 0 is reserved: the
+        // repair's CAS from `seq == 0` can never succeed. Both pops must
+        // return (found by scribble_fuzz, where clear spun for ever).
+        for bad in [u64::MAX, u64::MAX - 4, 1 << 63 | 1] {
+            let head = AtomicU64::new(0);
+            let tail = AtomicU64::new(0);
+            let slots = heap_slots::<i64>(4);
+            let st = RepairState::new();
+            let r = Ring::<i64>::new(&head, &tail, &slots).with_repair(st.repair(0));
+            r.init();
+            tail.store(3, Ordering::Relaxed);
+            slots[0].init(bad);
+            let mut out = [0; 4];
+            assert!(r.try_pop_batch(&mut out).is_err(), "seq {bad}");
+            assert!(r.try_pop().is_err(), "seq {bad}");
+            assert_eq!(st.recoveries.load(Ordering::Relaxed), 0, "seq {bad}");
+        }
     }
 
     #[test]
