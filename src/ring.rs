@@ -44,13 +44,17 @@
 //! published. A consumer that finds the position it needs reserved but
 //! unpublished ([`Miss::InFlight`]) waits; when the same position has been
 //! stuck for [`REPAIR_AFTER_NS`] it gives the position up with a CAS of the
-//! sequence from `p` to `p + capacity` (counted in `recoveries`). Because
+//! sequence from `p` to `p + capacity` (counted in `recoveries`), and hands
+//! the clock on to `p + 1`: the rest of a dead run has been stuck as long,
+//! so each further unpublished position is given up at once rather than
+//! after another wait (a live producer's fresh reservation right behind a
+//! dead run may be given up too; it then places its items again). Because
 //! publishing is a CAS from `seq == p`, a producer that was only slow can
 //! never overwrite a given-up slot: its CAS fails and it publishes that
 //! item at its next reserved position, or in a new run, so nothing is lost
 //! or duplicated and each producer's items keep their order. The bound is
-//! therefore a speed trade-off, never a correctness one: 50 ms after a
-//! batch producer dies, consumers pass its hole.
+//! therefore a speed trade-off, never a correctness one: 50 ms after
+//! consumers first find a dead batch producer's hole, they pass all of it.
 //!
 //! Batch pops take slot by slot (one CAS per item, no counter
 //! reservation): a consumer that reserved a run with a counter step and
@@ -711,6 +715,9 @@ impl<'a, T: Element> Ring<'a, T> {
         if self.slot(pos).skip(pos, pos.wrapping_add(self.capacity())) {
             r.skipped.fetch_add(1, Ordering::Relaxed);
             r.recoveries.fetch_add(1, Ordering::Relaxed);
+            // The next position of a dead run has waited as long: hand the
+            // clock on (`stuck_since` stays), so it goes without a new wait.
+            r.stuck_pos.store(pos.wrapping_add(2), Ordering::Relaxed);
         }
         None
     }
@@ -1222,6 +1229,31 @@ mod tests {
         assert_eq!(r.try_pop_batch(&mut out), Ok(2));
         assert_eq!(out[..2], [100, 101]);
         assert_eq!((r.pushed(), r.popped()), (5, 5), "skips count as positions");
+    }
+
+    #[test]
+    fn a_dead_run_costs_one_wait_not_one_per_position() {
+        let head = AtomicU64::new(0);
+        let tail = AtomicU64::new(0);
+        let slots = heap_slots::<i64>(8);
+        let st = RepairState::new();
+        let r = Ring::<i64>::new(&head, &tail, &slots).with_repair(st.repair(20_000_000));
+        r.init();
+        reserve(&tail, 4); // a batch producer reserved 4 and died
+        r.try_push(7).unwrap();
+        assert_eq!(r.try_pop(), Err(Miss::InFlight));
+        let started = st.stuck_since.load(Ordering::Relaxed);
+        let got = loop {
+            match r.try_pop() {
+                Ok(v) => break v,
+                Err(Miss::InFlight) => std::thread::yield_now(),
+                Err(Miss::Settled) => panic!("a reservation is not empty"),
+            }
+        };
+        assert_eq!(got, 7);
+        assert_eq!(st.skipped.load(Ordering::Relaxed), 4);
+        // The clock started once, at the first position, and was handed on.
+        assert_eq!(st.stuck_since.load(Ordering::Relaxed), started);
     }
 
     #[test]

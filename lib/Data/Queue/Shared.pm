@@ -1320,14 +1320,15 @@ The one thing a killed process can leave behind is a batch reservation:
 C<push_multi> and C<push_wait_multi> reserve a run of positions with one
 atomic step and then fill them one by one. Positions a producer reserved
 but had not filled when it died stay empty. A consumer that reaches one
-waits for it, spinning and napping, not sleeping; once the same position
-has stayed unfilled for 50 ms it gives the position up, counts it in
-C<recoveries>, and goes on with the next one. A producer that was only slow
-(stopped, descheduled) and fills the position later finds it given up and
-puts its item at a later position instead, so nothing is lost except the
-dead producer's unfilled items, nothing comes out twice, and each
-producer's items keep their order. The bound is 50 ms of delay for the
-consumers per dead batch, whatever the number of processes.
+waits for it, spinning and napping, not sleeping; once the position has
+stayed unfilled for 50 ms it gives it up, counts it in C<recoveries>, and
+goes on, giving up at once the further unfilled positions of the same run.
+A producer that was only slow (stopped, descheduled) and fills a position
+later finds it given up and puts its item at a later position instead, so
+nothing is lost except the dead producer's unfilled items, nothing comes
+out twice, and each producer's items keep their order. The bound: about
+50 ms after consumers first reach a dead batch, they are past it, however
+long the batch and however many processes there are.
 
 A process killed while it sleeps in a C<*_wait> call cannot take back its
 place in the waiter count. Until the count is corrected the other side
@@ -1556,8 +1557,10 @@ consumer that finds a position unpublished while C<tail> is past it waits;
 when the same position (recorded in C<arena_rd> as C<p + 1>, with the time
 in C<jrnl_head>) has stayed unpublished for 50 ms, it gives the position up
 with a compare-and-swap of C<seq> from C<p> to C<p + capacity>, counts it
-in C<str_pop_ok> ("skipped") and C<recoveries>, and goes on. A slow
-producer's later CAS then fails and it puts the item elsewhere.
+in C<str_pop_ok> ("skipped") and C<recoveries>, stores C<p + 2> in
+C<arena_rd> (leaving the time as it is, so a next position that is stuck
+too goes at once) and goes on. A slow producer's later CAS then fails and
+it puts the item elsewhere.
 
 =item *
 
