@@ -210,9 +210,10 @@
 //! 184  u64   jrnl_pop_ok      Str journal: new str_pop_ok
 //! 192  u32   pop_waiters      atomic: consumers blocked now (low 24 bits)
 //!                             and an epoch (high 8 bits)
-//! 196  u32   pop_futex        futex word consumers sleep on
+//! 196  u32   pop_futex        futex word consumers sleep on: wake-ups
+//!                             (low 24 bits), fruitless-wake tally (high 8)
 //! 200  u32   push_waiters     atomic: producers blocked now, as above
-//! 204  u32   push_futex       futex word producers sleep on
+//! 204  u32   push_futex       futex word producers sleep on, as above
 //! 208  u32   lock             Str: lock word (0, or pid | 0x8000_0000)
 //! 212  u32   journal          Str: 1 while the journal holds a commit
 //! 216  u64   recoveries       crash recoveries
@@ -231,25 +232,31 @@
 //! initialise, so an attacher that takes the same `flock` first knows
 //! which). An attacher checks every geometry field: `magic`, `version`,
 //! `variant`, `capacity` a power of two in range, `slot_size`,
-//! `header_size` and `slots_off` as above, `arena_cap` in range for Str,
-//! `arena_off` and `total_size` as computed from the others, and a file at
-//! least `total_size` bytes long. It then keeps its own copy of the
-//! geometry and never trusts those fields in shared memory again.
+//! `header_size` and `slots_off` as above, `arena_cap` in range for Str
+//! and 0 for the others, `arena_off` and `total_size` as computed from the
+//! others, and a file at least `total_size` bytes long. It then keeps its
+//! own copy of the geometry and never trusts those fields in shared memory
+//! again.
 //!
 //! **Waiting.** A consumer about to sleep increments `pop_waiters`
 //! (sequentially consistent), reads `pop_futex`, checks the queue once
-//! more, then calls `FUTEX_WAIT` on `pop_futex` with the value read and,
-//! when it wakes, decrements `pop_waiters` if its epoch (high 8 bits) is
-//! still the one it incremented in. A producer, after a successful push,
-//! reads `pop_waiters` (sequentially consistent) and only when its count
-//! (low 24 bits) is non-zero increments `pop_futex` and calls
-//! `FUTEX_WAKE`. Producers waiting for room use `push_waiters` and
-//! `push_futex` the same way. A process whose wake calls woke nobody 64
-//! times in a row resets the word to the next epoch with count 0 and wakes
-//! everybody (see the [`wait`] module): that forgets waiters that were
-//! killed asleep, and live ones simply announce themselves again. A
-//! foreign writer that skips the wake-up leaves sleepers asleep until
-//! their deadline.
+//! more, reads `pop_waiters` again and, only if its epoch (high 8 bits) is
+//! still the one it incremented in, calls `FUTEX_WAIT` on `pop_futex` with
+//! the value read; afterwards it decrements `pop_waiters` if the epoch is
+//! still its own. A producer, after a successful push, reads `pop_waiters`
+//! (sequentially consistent) and only when its count (low 24 bits) is
+//! non-zero increments `pop_futex` and calls `FUTEX_WAKE`. Producers
+//! waiting for room use `push_waiters` and `push_futex` the same way.
+//! Sleepers treat any change of a futex word as a wake-up; its high 8 bits
+//! count the wake calls in a row that woke nobody (a waker adds `1 << 24`
+//! when `FUTEX_WAKE` returned 0 and clears them when it woke somebody).
+//! The waker that brings that tally to 64 resets the waiter word to the
+//! next epoch with count 0, increments the futex word and wakes everybody
+//! (see the [`wait`] module): that forgets waiters that were killed
+//! asleep, and live ones simply announce themselves again. The tally is a
+//! hint: a writer that never touches it only delays the reset. A foreign
+//! writer that skips the wake-up leaves sleepers asleep until their
+//! deadline.
 //!
 //! ## Int slots
 //!

@@ -27,10 +27,19 @@
 //! # Crash takeover
 //!
 //! A holder killed inside the critical section (SIGKILL, the OOM killer, a
-//! segfault) leaves its pid in the word. A waiter that has found the word
-//! unchanged through one poll interval ([`POLL_SECS`]; sleepers use a futex
-//! timeout of that length, so they re-check even when nobody wakes them)
-//! asks the kernel whether the owner still exists:
+//! segfault) leaves its pid in the word. A waiter that has found the same
+//! owner in the word for one poll interval ([`POLL_SECS`]) of the monotonic
+//! clock, counted from when it first saw that owner, asks the kernel
+//! whether the owner still exists, and asks again every interval while it
+//! does. Sleepers use a futex timeout that ends at the next check, so they
+//! re-check even when nobody wakes them, and a sleep cut short by a signal
+//! does not restart the interval. A wait that is about to give up (its
+//! deadline passed, or with `interruptible` a signal arrived) asks once
+//! more if the word still names the owner it watched: the caller's retry
+//! after a signal starts a new watch, so without that last look a signal
+//! every few milliseconds, or a lock timeout shorter than the interval,
+//! would keep a dead holder's lock from ever being taken over. That costs
+//! one `/proc` read per signal or timeout while the lock is held.
 //!
 //! * `kill(pid, 0)` failing with `ESRCH`: dead (and reaped);
 //! * `/proc/<pid>/stat` gone, or its state `Z` (zombie) or `X`: dead;
@@ -59,7 +68,8 @@
 //! itself, but glibc owns the one robust list each thread may register, the
 //! kernel matches thread ids (not pids) and the word format would have to
 //! follow the kernel's; pid polling needs none of that and costs nothing
-//! until a holder has been seen stuck for a poll interval.
+//! until a holder has been seen stuck for a poll interval (or a wait for
+//! it ends early).
 //!
 //! Pids are those of the caller's pid namespace: processes sharing a queue
 //! must share one.
@@ -91,7 +101,10 @@ const SPIN: u32 = 1;
 /// whether the owner still lives (and how often it checks afterwards). The
 /// takeover latency after a holder dies is at most about this, plus one
 /// `/proc` read.
-pub const POLL_SECS: f64 = 0.010;
+pub const POLL_SECS: f64 = POLL_NS as f64 / 1e9;
+
+/// [`POLL_SECS`] in nanoseconds.
+const POLL_NS: u64 = 10_000_000;
 
 /// Why a bounded lock wait gave up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -401,14 +414,87 @@ impl<'a> LockGuard<'a> {
     }
 }
 
-/// The earlier of `d` and `secs` from now.
-fn earlier(d: &Deadline, secs: f64) -> Deadline {
-    let p = Deadline::after_secs(secs);
+/// A point `ns` on CLOCK_MONOTONIC (nanoseconds), or `d` if that is earlier.
+fn earlier(d: &Deadline, ns: u64) -> Deadline {
+    let p = Deadline {
+        sec: (ns / 1_000_000_000).min(i64::MAX as u64) as i64,
+        nsec: (ns % 1_000_000_000) as i64,
+        forever: 0,
+    };
     if d.forever != 0 || (p.sec, p.nsec) < (d.sec, d.nsec) {
         p
     } else {
         *d
     }
+}
+
+/// The clock a waiter judges a holder stuck by: CLOCK_MONOTONIC in
+/// nanoseconds. Under loom, where time is not modelled (a futex wait with a
+/// deadline yields and reports a timeout, see futex.rs), every timed-out
+/// wait counts as one poll interval, which keeps the model deterministic.
+struct WatchClock {
+    #[cfg(loom)]
+    ns: u64,
+}
+
+impl WatchClock {
+    fn new() -> Self {
+        WatchClock {
+            #[cfg(loom)]
+            ns: 0,
+        }
+    }
+
+    fn now(&self) -> u64 {
+        #[cfg(not(loom))]
+        {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `ts` is a valid, writable timespec.
+            unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+            (ts.tv_sec as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(ts.tv_nsec as u64)
+        }
+        #[cfg(loom)]
+        {
+            self.ns
+        }
+    }
+
+    /// After a futex wait that ended with `r`.
+    fn slept(&mut self, r: WaitResult) {
+        #[cfg(loom)]
+        if r == WaitResult::TimedOut {
+            self.ns += POLL_NS;
+        }
+        let _ = r;
+    }
+}
+
+/// The owner a waiter is watching: the pid bits of the lock word, when the
+/// waiter first saw them (boot ticks, for [`owner_is_dead`]), and when it
+/// next asks whether that owner lives (monotonic ns).
+struct Watch {
+    owner: u32,
+    since: u64,
+    check_at: u64,
+}
+
+/// Whether the word `cur` names the owner `w` watches and that owner is
+/// dead; if so, take the lock over with one CAS `cur -> me | CONTENDED`
+/// (only one waiter's CAS from this exact value succeeds).
+fn take_over(word: &AtomicU32, tag: &AtomicU64, cur: u32, me: u32, w: &Watch) -> bool {
+    cur != 0
+        && owner_pid(cur) == w.owner
+        && holder_is_dead(w.owner, tag.load(Ordering::Relaxed), w.since)
+        // SYNC POINT: SeqCst like the ordinary take; the dead holder's
+        // stores are in memory already.
+        && word
+            .compare_exchange(cur, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+            .is_ok()
 }
 
 #[cold]
@@ -434,11 +520,28 @@ fn lock_slow_robust(
             return Ok(got);
         }
     }
-    // The owner being watched, when we first saw it (boot ticks), and
-    // whether a whole poll interval has passed with it in the word.
-    let mut watched = 0u32;
-    let mut since = 0u64;
-    let mut stuck = false;
+    let mut clock = WatchClock::new();
+    let mut watch = Watch {
+        owner: 0,
+        since: 0,
+        check_at: 0,
+    };
+    // Before this call gives up (deadline, signal): take a free lock, or
+    // ask once more whether the watched owner lives. A caller interrupted
+    // by a steady stream of signals, or with a lock timeout shorter than a
+    // poll interval, still takes a dead holder's lock over.
+    let last_look = |got: &mut Acquired, watch: &Watch| {
+        let cur = word.load(Ordering::Relaxed);
+        if cur == 0 {
+            word.compare_exchange(0, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+                .is_ok()
+        } else if take_over(word, tag, cur, me, watch) {
+            got.recovered = true;
+            true
+        } else {
+            false
+        }
+    };
     loop {
         let cur = word.load(Ordering::Relaxed);
         if cur == 0 {
@@ -451,19 +554,19 @@ fn lock_slow_robust(
             continue;
         }
         let owner = owner_pid(cur);
-        if owner != watched {
-            watched = owner;
-            since = boot_ticks();
-            stuck = false;
-        }
-        if stuck && holder_is_dead(owner, tag.load(Ordering::Relaxed), since) {
-            // SYNC POINT: SeqCst like the ordinary take; the dead holder's
-            // stores are in memory already. Only one waiter's CAS from this
-            // exact word value succeeds.
-            if word
-                .compare_exchange(cur, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
-                .is_ok()
-            {
+        let now = clock.now();
+        if owner != watch.owner {
+            watch = Watch {
+                owner,
+                since: boot_ticks(),
+                check_at: now.saturating_add(POLL_NS),
+            };
+        } else if now >= watch.check_at {
+            // The same owner for a poll interval of this waiter's clock,
+            // however often its sleeps were cut short: ask, then again
+            // every interval while it lives (a stopped holder, say).
+            watch.check_at = now.saturating_add(POLL_NS);
+            if take_over(word, tag, cur, me, &watch) {
                 got.recovered = true;
                 return Ok(got);
             }
@@ -478,28 +581,24 @@ fn lock_slow_robust(
             continue;
         }
         if deadline.expired() {
-            return Err(LockFail::TimedOut);
+            return if last_look(&mut got, &watch) {
+                Ok(got)
+            } else {
+                Err(LockFail::TimedOut)
+            };
         }
-        let until = earlier(deadline, POLL_SECS);
-        match futex::wait(word, marked, &until) {
-            WaitResult::Interrupted if interruptible => return Err(LockFail::Interrupted),
-            WaitResult::TimedOut => {
-                if deadline.expired() {
-                    // One last look before giving up.
-                    if word
-                        .compare_exchange(0, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
-                        .is_ok()
-                    {
-                        return Ok(got);
-                    }
-                    return Err(LockFail::TimedOut);
-                }
-                if word.load(Ordering::Relaxed) == marked {
-                    stuck = true;
-                }
-            }
-            _ => {}
-        }
+        let r = futex::wait(word, marked, &earlier(deadline, watch.check_at));
+        clock.slept(r);
+        let fail = match r {
+            WaitResult::Interrupted if interruptible => LockFail::Interrupted,
+            WaitResult::TimedOut if deadline.expired() => LockFail::TimedOut,
+            _ => continue,
+        };
+        return if last_look(&mut got, &watch) {
+            Ok(got)
+        } else {
+            Err(fail)
+        };
     }
 }
 
@@ -629,6 +728,99 @@ mod tests {
         let tag = AtomicU64::new(current_tag());
         let r = LockGuard::acquire_robust(&w, &tag, || Deadline::after_secs(0.05), true);
         assert_eq!(r.err(), Some(LockFail::TimedOut));
+    }
+
+    #[test]
+    fn a_wait_that_times_out_first_takes_over_a_dead_holder() {
+        // A lock timeout shorter than a poll interval (here: none at all)
+        // still recovers the lock of a dead holder.
+        let w = AtomicU32::new(dead_pid());
+        let tag = AtomicU64::new(0);
+        let (_g, got) =
+            LockGuard::acquire_robust(&w, &tag, || Deadline::after_secs(0.0), false).unwrap();
+        assert!(got.recovered);
+    }
+
+    extern "C" fn ignore_signal(_: libc::c_int) {}
+
+    /// Run `f` while another thread sends SIGUSR1 (caught by a handler
+    /// that returns, installed without SA_RESTART) to this thread about
+    /// every 2 ms; returns what `f` returned and how many were sent.
+    fn under_signal_storm<R>(f: impl FnOnce() -> R) -> (R, u32) {
+        // SAFETY: installs a handler that does nothing, for SIGUSR1, which
+        // nothing else in the test binary uses.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = ignore_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+        }
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() };
+        let stop = Arc::new(AtomicBool::new(false));
+        let sender = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut sent = 0u32;
+                while !stop.load(StdOrdering::Relaxed) {
+                    // SAFETY: `me` is alive until `stop` is set and this
+                    // thread joined.
+                    unsafe { libc::pthread_kill(me, libc::SIGUSR1) };
+                    sent += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+                sent
+            })
+        };
+        let r = f();
+        stop.store(true, StdOrdering::Relaxed);
+        (r, sender.join().unwrap())
+    }
+
+    #[test]
+    fn a_dead_holder_is_taken_over_under_a_signal_storm() {
+        for interruptible in [true, false] {
+            let w = AtomicU32::new(dead_pid() | CONTENDED);
+            let tag = AtomicU64::new(0);
+            let ((got, interrupted), sent) = under_signal_storm(|| {
+                let mut interrupted = 0u32;
+                // A sleep cut short never lasts a whole poll interval, and
+                // an interrupted call starts a new watch: the takeover
+                // must come from the elapsed time and the last look.
+                // (Before the fix it took 18 s here, when a gap between
+                // signals happened to exceed the interval.)
+                let d = Deadline::after_secs(10.0);
+                loop {
+                    match LockGuard::acquire_robust(&w, &tag, || d, interruptible) {
+                        Ok((_g, got)) => break (got, interrupted),
+                        Err(LockFail::Interrupted) => interrupted += 1,
+                        Err(LockFail::TimedOut) => panic!("no takeover in 10 s"),
+                    }
+                }
+            });
+            assert!(got.recovered, "interruptible {interruptible}");
+            assert!(sent > 0);
+            // The interrupted sleep's last look finds the dead owner still
+            // in the word: the call takes over instead of reporting it.
+            assert_eq!(interrupted, 0, "interruptible {interruptible}");
+        }
+    }
+
+    #[test]
+    fn a_live_holder_is_not_taken_over_under_a_signal_storm() {
+        let w = AtomicU32::new(current_pid() | CONTENDED);
+        let tag = AtomicU64::new(current_tag());
+        let (r, _) = under_signal_storm(|| {
+            let d = Deadline::after_secs(0.1);
+            loop {
+                match LockGuard::acquire_robust(&w, &tag, || d, true) {
+                    Err(LockFail::Interrupted) => continue,
+                    r => break r.map(|(_, got)| got),
+                }
+            }
+        });
+        assert_eq!(r.err(), Some(LockFail::TimedOut));
+        assert_eq!(w.load(Ordering::Relaxed), current_pid() | CONTENDED);
     }
 
     #[test]

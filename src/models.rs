@@ -10,7 +10,8 @@
 //! * wait/wake ([`block_on`] and [`Side::wake`]): a consumer blocks on an
 //!   empty queue and a producer pushes; two consumers block and are served
 //!   by two pushes; a producer blocks on a full ring and a pop frees room.
-//!   Every waiter must finish.
+//!   Every waiter must finish. The reset that forgets a killed waiter's
+//!   count never loses a live waiter's wake-up.
 //! * the lock: mutual exclusion and no lost wake-up with three threads;
 //!   takeover from a holder that stopped inside its critical section (it
 //!   takes the lock, half-updates the protected state and never unlocks):
@@ -178,6 +179,32 @@ fn loom_wake_two_consumers_two_pushes() {
         }
         assert_eq!(q.items.load(Ordering::Relaxed), 0);
         assert_eq!(q.pop_waiters.load(Ordering::Relaxed), 0);
+    });
+}
+
+/// The count reset that a run of fruitless wakes makes (a dead waiter's
+/// count, then a new epoch with count 0 and a wake of everybody), racing a
+/// live consumer in its window (announcement, futex sample, re-check,
+/// sleep): the consumer still gets the item pushed after the reset, and no
+/// count is left but possibly the dead one's, if the reset lost its CAS.
+#[test]
+fn loom_reset_keeps_a_live_waiter() {
+    model(2, || {
+        let q = Arc::new(Counted::default());
+        let gate = Arc::new(AtomicU32::new(0));
+        let c = {
+            let (q, gate) = (q.clone(), gate.clone());
+            loom::thread::spawn(move || q.pop_wait_gated(&gate))
+        };
+        wait_gate(&gate, 1);
+        // A waiter that announced itself and was killed.
+        q.pop_waiters.fetch_add(1, Ordering::SeqCst);
+        let reset = q.consumers().reset();
+        q.push();
+        c.join().unwrap();
+        assert_eq!(q.items.load(Ordering::Relaxed), 0);
+        let left = crate::wait::waiter_count(&q.pop_waiters);
+        assert_eq!(left, if reset { 0 } else { 1 }, "reset {reset}");
     });
 }
 

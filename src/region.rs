@@ -276,7 +276,11 @@ pub fn validate_header(
         return Err(bad("bad slot geometry"));
     }
     let arena_cap = u64_at(bytes, 48);
-    if variant == Variant::Str && !(MIN_ARENA..=MAX_ARENA).contains(&arena_cap) {
+    let arena_ok = match variant {
+        Variant::Str => (MIN_ARENA..=MAX_ARENA).contains(&arena_cap),
+        _ => arena_cap == 0,
+    };
+    if !arena_ok {
         return Err(bad("bad arena size"));
     }
     let geo =

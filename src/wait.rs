@@ -20,15 +20,32 @@
 //! leave every later push paying a `FUTEX_WAKE` for nobody. So the waiter
 //! word holds an epoch (high 8 bits) beside the count (low 24 bits), and a
 //! waiter takes its count back only if the epoch is still the one it
-//! announced in. A process whose wake calls found nobody to wake
-//! [`RESET_AFTER`] times in a row resets the count to zero under a new
-//! epoch and wakes every sleeper on that side; the live ones go round
-//! their loop and announce themselves again, the dead ones are forgotten.
-//! The reset is safe even when nobody is dead: a live waiter between its
-//! announcement and its sleep finds the futex word changed, re-announces
-//! and re-checks, so no wake-up is lost, and a waiter whose count was
-//! reset does not take it back twice. So a killed waiter's count is gone
-//! within [`RESET_AFTER`] operations of the other side.
+//! announced in. When wake calls on one side of a queue have found nobody
+//! asleep [`RESET_AFTER`] times in a row, whichever process makes the last
+//! of them resets the count to zero under a new epoch and wakes every
+//! sleeper on that side; the live ones go round their loop and announce
+//! themselves again, the dead ones are forgotten. The reset is safe even
+//! when nobody is dead: a waiter looks at the epoch once more after it
+//! has sampled the futex word and re-checked the queue, and sleeps only if
+//! its announcement still stands. If the reset came before that look, the
+//! waiter sees the new epoch and goes round again (announcing itself
+//! anew); if after, the waiter sampled the futex word before the reset
+//! bumped it, so its sleep ends at once or is ended by the reset's wake.
+//! So no wake-up is lost, and a waiter whose count was reset does not take
+//! it back twice. A killed waiter's count is thus gone within
+//! [`RESET_AFTER`] operations of the other side, whichever processes make
+//! them.
+//!
+//! The tally of fruitless wakes lives in the side's futex word, which
+//! waking already changes: the low 24 bits count wake-ups (wrapping; a
+//! carry into the tally only advances it), the high 8 bits are the tally.
+//! A waker adds 1 as before, then adds `1 << 24` when its `FUTEX_WAKE`
+//! found nobody, or clears the tally when it woke somebody. Sleepers only
+//! compare the whole word for a change, so the tally never hides a
+//! wake-up; a change of the tally between a sleeper's look at the word and
+//! its sleep costs it one more round. A wrong tally in shared memory (a
+//! hostile or foreign writer) can only bring a reset forward or put it
+//! off, and a reset is always safe.
 //!
 //! A settled miss is retried a little before sleeping, too: a sleeper costs
 //! the other side a `FUTEX_WAKE` for every item it moves until the sleeper
@@ -77,12 +94,20 @@ pub struct Side<'a> {
 const COUNT_BITS: u32 = 24;
 const COUNT_MASK: u32 = (1 << COUNT_BITS) - 1;
 
-/// Consecutive wake calls that found nobody asleep (while the count said
-/// somebody waits) before this process resets the count.
+/// Consecutive wake calls on one side that found nobody asleep (while the
+/// count said somebody waits) before the count is reset.
 pub const RESET_AFTER: u32 = 64;
 
-/// Wake calls of this process in a row that woke nobody.
-static FRUITLESS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+/// Where the fruitless-wake tally sits in the futex word (see the module
+/// docs); the bits below it count wake-ups.
+const TALLY_SHIFT: u32 = 24;
+const TALLY_ONE: u32 = 1 << TALLY_SHIFT;
+const WAKES_MASK: u32 = TALLY_ONE - 1;
+
+/// The fruitless-wake tally in a futex word.
+pub fn fruitless_wakes(futex: &AtomicU32) -> u32 {
+    futex.load(Ordering::Relaxed) >> TALLY_SHIFT
+}
 
 /// The number of waiters in a waiter word.
 pub fn waiter_count(word: &AtomicU32) -> u64 {
@@ -108,41 +133,49 @@ impl Side<'_> {
         self.woke(futex::wake(self.futex, n));
     }
 
-    /// Count wake calls that found nobody asleep; reset after too many.
+    /// Count wake calls that found nobody asleep in this side's tally;
+    /// reset the waiter count after too many in a row. Relaxed: the tally
+    /// is a hint (any value is safe, see the module docs), and what a
+    /// sleeper must see is the waker's SeqCst increment before its wake.
     fn woke(&self, woken: u32) {
-        use std::sync::atomic::Ordering::Relaxed;
-        // The tally is process-global state that loom cannot replay between
-        // its iterations; the models call `reset` directly when they want it.
-        if cfg!(loom) {
-            return;
-        }
         if woken > 0 {
-            FRUITLESS.store(0, Relaxed);
-        } else if FRUITLESS.fetch_add(1, Relaxed) + 1 >= RESET_AFTER {
-            FRUITLESS.store(0, Relaxed);
-            self.reset();
+            if self.futex.load(Ordering::Relaxed) >> TALLY_SHIFT != 0 {
+                self.futex.fetch_and(WAKES_MASK, Ordering::Relaxed);
+            }
+        } else if (self.futex.fetch_add(TALLY_ONE, Ordering::Relaxed) >> TALLY_SHIFT) + 1
+            >= RESET_AFTER
+            && self.reset()
+        {
+            // Only once the count is clear: while the reset's CAS keeps
+            // losing, the tally stays high and the next fruitless wake
+            // tries again.
+            self.futex.fetch_and(WAKES_MASK, Ordering::Relaxed);
         }
     }
 
     /// Forget every announced waiter (new epoch, count 0) and wake all
-    /// sleepers so the live ones announce themselves again.
+    /// sleepers so the live ones announce themselves again. False when the
+    /// word moved under the reset (somebody announced or left), which
+    /// then did nothing.
     #[cold]
-    pub fn reset(&self) {
+    pub fn reset(&self) -> bool {
         let cur = self.waiters.load(Ordering::SeqCst);
         if cur & COUNT_MASK == 0 {
-            return;
+            return true;
         }
         let next = ((cur >> COUNT_BITS).wrapping_add(1)) << COUNT_BITS;
-        // RECOVERY: a failed CAS means the word moved (somebody announced
-        // or left): the next fruitless round tries again.
+        // RECOVERY: a failed CAS means the word moved: the caller tries
+        // again on its next fruitless wake.
         if self
             .waiters
             .compare_exchange(cur, next, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
+            .is_err()
         {
-            self.futex.fetch_add(1, Ordering::SeqCst);
-            futex::wake(self.futex, u32::MAX);
+            return false;
         }
+        self.futex.fetch_add(1, Ordering::SeqCst);
+        futex::wake(self.futex, u32::MAX);
+        true
     }
 
     /// Announce a waiter; returns the epoch to hand to [`Side::withdraw`].
@@ -150,6 +183,16 @@ impl Side<'_> {
     fn announce(&self) -> u32 {
         // SYNC POINT: announce before sampling; pairs with Side::wake.
         self.waiters.fetch_add(1, Ordering::SeqCst) >> COUNT_BITS
+    }
+
+    /// Whether the waiter word is still in `epoch` (no reset since a
+    /// waiter announced itself in it). SYNC POINT: SeqCst after the
+    /// waiter's SeqCst sample of the futex word; a reset CASes the waiter
+    /// word before it bumps the futex word, so a waiter that sampled the
+    /// bumped word sees the new epoch here.
+    #[inline]
+    fn announced_in(&self, epoch: u32) -> bool {
+        self.waiters.load(Ordering::SeqCst) >> COUNT_BITS == epoch
     }
 
     /// Take back a count announced in `epoch`, unless a reset already did.
@@ -258,7 +301,12 @@ pub fn block_on<R>(
             Err(Miss::InFlight) => Some(Err(())),
             Err(Miss::Settled) => None,
         };
-        let slept = if r.is_none() {
+        // Sleep only if no reset has erased our announcement: a reset
+        // after our sample of the futex word finds us still counted (and
+        // its bump of the word stops our sleep, or its wake ends it); one
+        // before our look here has dropped our count, and then nobody
+        // would wake us for the next item.
+        let slept = if r.is_none() && side.announced_in(epoch) {
             futex::wait(side.futex, seen, deadline)
         } else {
             WaitResult::Woken
@@ -283,5 +331,90 @@ pub fn block_on<R>(
                 };
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fruitless_wakes_are_tallied_per_side_and_reset_the_count() {
+        // Two sides (two queues, or the two sides of one), each with the
+        // count of a waiter killed in its sleep.
+        let words: Vec<AtomicU32> = (0..4).map(|_| AtomicU32::new(0)).collect();
+        let a = Side {
+            waiters: &words[0],
+            futex: &words[1],
+        };
+        let b = Side {
+            waiters: &words[2],
+            futex: &words[3],
+        };
+        a.announce();
+        b.announce();
+        for i in 1..RESET_AFTER {
+            a.wake(1);
+            assert_eq!(fruitless_wakes(a.futex), i);
+        }
+        assert_eq!(waiter_count(a.waiters), 1, "not yet");
+        assert_eq!(fruitless_wakes(b.futex), 0, "the other side's tally");
+        a.wake(1);
+        assert_eq!(waiter_count(a.waiters), 0, "forgotten");
+        assert_eq!(fruitless_wakes(a.futex), 0, "and the tally restarted");
+        assert_eq!(
+            a.waiters.load(Ordering::Relaxed) >> COUNT_BITS,
+            1,
+            "new epoch"
+        );
+        assert_eq!(waiter_count(b.waiters), 1, "the other side is untouched");
+        // Nobody counted: no wake call, nothing tallied.
+        a.wake(1);
+        assert_eq!(fruitless_wakes(a.futex), 0);
+    }
+
+    #[test]
+    fn a_tally_from_shared_memory_is_only_a_hint() {
+        let (w, f) = (AtomicU32::new(0), AtomicU32::new(0));
+        let s = Side {
+            waiters: &w,
+            futex: &f,
+        };
+        // A hostile tally of 255: the next fruitless wake resets at once,
+        // which is always safe.
+        f.store(0xFF00_0000, Ordering::Relaxed);
+        s.announce();
+        s.wake(1);
+        assert_eq!(waiter_count(&w), 0);
+        assert_eq!(fruitless_wakes(&f), 0);
+        // A waiter count of 2^24 - 1 and a tally just below the bound.
+        w.store(COUNT_MASK, Ordering::Relaxed);
+        f.store((RESET_AFTER - 2) << TALLY_SHIFT, Ordering::Relaxed);
+        s.wake(1);
+        assert_eq!(waiter_count(&w), u64::from(COUNT_MASK));
+        s.wake(1);
+        assert_eq!(waiter_count(&w), 0);
+    }
+
+    #[test]
+    fn a_wake_that_finds_a_sleeper_restarts_the_tally() {
+        let (w, f) = (AtomicU32::new(0), AtomicU32::new(0));
+        let s = Side {
+            waiters: &w,
+            futex: &f,
+        };
+        s.announce();
+        s.wake(1);
+        s.wake(1);
+        assert_eq!(fruitless_wakes(&f), 2);
+        assert_eq!(
+            f.load(Ordering::Relaxed) & WAKES_MASK,
+            2,
+            "wake-ups counted"
+        );
+        s.woke(1);
+        assert_eq!(fruitless_wakes(&f), 0);
+        assert_eq!(f.load(Ordering::Relaxed) & WAKES_MASK, 2, "wake-ups kept");
+        assert_eq!(waiter_count(&w), 1);
     }
 }

@@ -254,6 +254,21 @@ for my $class (@INT_CLASSES) {
         like($@, qr/^\Q$class\E->new: .*(?:incomplete queue file|invalid or incompatible)/,
              'an all-zero file of another size is not re-initialised');
         is(slurp($p), $bytes, 'the file is not modified');
+
+        SKIP: {
+            skip 'needs root to give a file to another uid', 4 if $> != 0;
+            $p = fresh_path();
+            $bytes = "\0" x $size;
+            spew($p, $bytes);
+            chmod 0666, $p;
+            chown(65534, 65534, $p) or skip "chown to 65534: $!", 4;
+            eval { $class->new($p, 16) };
+            like($@, qr/^\Q$class\E->new: \Q$p\E: incomplete queue file left by an interrupted create; remove it and retry/,
+                 'a full-size all-zero file owned by another uid is not re-initialised');
+            is(slurp($p), $bytes, 'the file is not modified');
+            is((stat $p)[4], 65534, 'and still belongs to that uid');
+            is(sprintf('%04o', mode_of($p)), '0666', 'with its mode');
+        }
     };
 
     subtest "$class: bad paths" => sub {

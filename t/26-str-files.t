@@ -179,6 +179,19 @@ subtest 'an existing empty file and an all-zero file of the right size are initi
     my $zq = eval { $CLASS->new($z, 8, 4096) };
     is($@, '', 'a full-size all-zero file is re-initialised');
     works_ok($zq, 'all-zero file') if $zq;
+
+    SKIP: {
+        skip 'needs root to give a file to another uid', 3 if $> != 0;
+        my $o = fresh_path();
+        spew($o, "\0" x $size);
+        chmod 0666, $o;
+        chown(65534, 65534, $o) or skip "chown to 65534: $!", 3;
+        eval { $CLASS->new($o, 8, 4096) };
+        like($@, qr/^\Q$CLASS\E->new: \Q$o\E: incomplete queue file left by an interrupted create; remove it and retry/,
+             'a full-size all-zero file owned by another uid is not re-initialised');
+        is(slurp($o), "\0" x $size, 'the file is not modified');
+        is((stat $o)[4], 65534, 'and still belongs to that uid');
+    }
 };
 
 subtest 'stored geometry wins on reopen' => sub {

@@ -43,13 +43,15 @@ sub state_of {
     return $s =~ /\)\s+(\S)/ ? $1 : '';
 }
 
-sub lock_word_owner {
+sub lock_word_raw {
     my ($path) = @_;
     open my $fh, '<:raw', $path or die "$path: $!";
     sysseek($fh, 208, 0);
     sysread($fh, my $buf, 4) == 4 or die "short read";
-    return unpack('V', $buf) & 0x7fff_ffff;
+    return unpack('V', $buf);
 }
+
+sub lock_word_owner { lock_word_raw($_[0]) & 0x7fff_ffff }
 
 for my $reaped (1, 0) {
     subtest 'holder killed with the lock held, ' . ($reaped ? 'reaped' : 'a zombie') => sub {
@@ -79,7 +81,7 @@ for my $reaped (1, 0) {
     };
 }
 
-subtest 'a waiter already asleep on the lock takes over when the holder dies' => sub {
+subtest 'a holder stopped for seconds is not taken over; once killed, it is' => sub {
     my $path = "$dir/t" . $seq++ . '.shm';
     my $q = $CLASS->new($path, 16);
     $q->push('x');
@@ -90,9 +92,20 @@ subtest 'a waiter already asleep on the lock takes over when the holder dies' =>
         my $v = $w->pop_wait(30);
         die "waiter got " . ($v // 'undef') . "\n" unless defined $v && $v eq 'x';
     });
-    Time::HiRes::sleep(0.2);
-    is(state_of($waiter) =~ /^[SR]$/ ? 1 : 0, 1, 'the waiter is still waiting');
-    is($q->stats->{recoveries}, 0, 'no takeover of a stopped holder');
+    # Stopped for several seconds: many poll intervals, many liveness
+    # checks, and every one of them must find the holder alive.
+    my $end = now() + 3.5;
+    my ($waiting, $taken, $named) = (1, 0, 1);
+    while (now() < $end) {
+        Time::HiRes::sleep(0.25);
+        $waiting &&= state_of($waiter) =~ /^[SR]$/;
+        $taken   ||= $q->stats->{recoveries};
+        $named   &&= lock_word_owner($path) == $holder;
+    }
+    ok($waiting, 'the waiter kept waiting for 3.5 s');
+    is($taken, 0, 'no takeover of a stopped holder');
+    ok($named, 'the lock word named the stopped holder throughout');
+    is(state_of($holder), 'T', 'the holder is still stopped');
     kill 'KILL', $holder;
     reap_ok($waiter, 'the waiter took over and popped');
     reap($holder);
@@ -100,6 +113,56 @@ subtest 'a waiter already asleep on the lock takes over when the holder dies' =>
     is($q->size, 0, 'the stopped push never happened');
     $q->unlink;
 };
+
+# The waiter's sleeps are cut short every 2 ms by SIGALRM (a Perl handler
+# that returns): it must judge the holder stuck by the time that passes,
+# not by a sleep of a whole poll interval, and an interrupted lock wait
+# must still look at the holder before it lets the handler run.
+for my $how (qw(pop_wait pop)) {
+    subtest "a waiter in $how under a signal storm takes over when the holder dies" => sub {
+        my $path = "$dir/t" . $seq++ . '.shm';
+        my $q = $CLASS->new($path, 16);
+        $q->push('x');
+        my $holder = doomed($path, 'str_lock_stop', sub { $_[0]->push('held') });
+        ok(wait_for(sub { state_of($holder) eq 'T' }, 10), 'the holder stopped with the lock');
+        my $waiter = spawn(sub {
+            my $w = $CLASS->new($path, 16);
+            my $n = 0;
+            local $SIG{ALRM} = sub { $n++ };
+            Time::HiRes::setitimer(Time::HiRes::ITIMER_REAL(), 0.002, 0.002);
+            my $v = $how eq 'pop_wait' ? $w->pop_wait(60) : $w->pop;
+            Time::HiRes::setitimer(Time::HiRes::ITIMER_REAL(), 0);
+            die "waiter got " . ($v // 'undef') . " after $n signals\n"
+                unless defined $v && $v eq 'x';
+            # pop_wait runs the handler during the wait; pop only after.
+            die "only $n signals handled\n" if $how eq 'pop_wait' && $n < 20;
+        });
+        if ($how eq 'pop_wait') {
+            Time::HiRes::sleep(0.5);
+        }
+        else {
+            # A non-blocking call runs Perl handlers only when it returns,
+            # and perl gives up after 120 pending signals (240 ms here):
+            # kill the holder as soon as the waiter marks the lock word
+            # contended, i.e. waits in the lock.
+            ok(wait_for(sub { lock_word_raw($path) & 0x8000_0000 }, 10),
+               'the waiter waits in the lock');
+        }
+        is(waitpid($waiter, POSIX::WNOHANG()), 0, 'the waiter is still waiting');
+        is($q->stats->{recoveries}, 0, 'no takeover of the stopped holder');
+        my $t0 = now();
+        kill 'KILL', $holder;
+        reap_ok($waiter, 'the signalled waiter took over and popped');
+        # A few ms; before the fix it took until a gap between signals
+        # happened to exceed the poll interval (2 to 23 s measured).
+        my $took = now() - $t0;
+        ok($took < 5, 'takeover within 5 s of the kill') or diag("took ${took}s");
+        reap($holder);
+        is($q->stats->{recoveries}, 1, 'one recovery');
+        ok($q->push('y') && $q->pop eq 'y', 'the queue works');
+        $q->unlink;
+    };
+}
 
 subtest 'a stopped holder: lock_timeout, deadlines and signals' => sub {
     my $path = "$dir/t" . $seq++ . '.shm';

@@ -1,5 +1,7 @@
 # Hostile and broken input, the cheap cases: integer pushes of undef or a
-# reference croak (as Str's do); 1000 create/destroy cycles of each backing
+# reference croak (as Str's do); headers with wrong geometry (capacity not a
+# power of two, offsets past the end of the file, absurd sizes) croak on
+# attach, naming what is wrong; 1000 create/destroy cycles of each backing
 # leak no file descriptor and no mapping; a filesystem with no room gives a
 # clear ENOSPC croak at create, never SIGBUS (only as root, where a small
 # tmpfs can be mounted).
@@ -45,6 +47,111 @@ subtest 'integer pushes refuse undef and references' => sub {
         is($q->pop, 42, 'and pushes its number');
         ok($q->push('12'), 'a numeric string is fine');
         is($q->pop, 12, 'and pushes its number');
+    }
+};
+
+# Geometry fields of the header: offset and pack format (ON-DISK FORMAT in
+# the POD: all little-endian).
+my %FIELD = (
+    version     => [8,  'V'],
+    variant     => [12, 'V'],
+    capacity    => [16, 'Q<'],
+    slot_size   => [24, 'V'],
+    header_size => [28, 'V'],
+    slots_off   => [32, 'Q<'],
+    arena_off   => [40, 'Q<'],
+    arena_cap   => [48, 'Q<'],
+    total_size  => [56, 'Q<'],
+);
+
+sub read_file  { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; scalar <$fh> }
+sub write_file { open my $fh, '>:raw', $_[0] or die "$_[0]: $!"; print {$fh} $_[1]; close $fh or die }
+
+# A header whose geometry is wrong in exactly one way (or consistently
+# wrong, where noted) must give a clean croak naming what is wrong, through
+# new and through new_from_fd, and leave the file as it was.
+subtest 'attach refuses wrong geometry in the header' => sub {
+    my $seq = 0;
+    for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
+        my $str  = $class =~ /Str$/;
+        my $slot = $str ? 16 : slot_size($class);
+        my $base = "$dir/geo-base.shm";
+        unlink $base;
+        my $q = $str ? $class->new($base, 16, 4096) : $class->new($base, 16);
+        $q->push($str ? 'abc' : 7);
+        my $size = $q->stats->{mmap_size};
+        undef $q;
+        my $good  = read_file($base);
+        my $arena = $str ? 4096 : 0;
+        # A geometry consistent in itself for $cap slots and $arena_cap bytes.
+        my $consistent = sub {
+            my ($cap, $acap) = @_;
+            $acap //= $arena;
+            my $end = HEADER_SIZE + $cap * $slot;
+            return (capacity => $cap, arena_cap => $acap,
+                    arena_off => $str ? $end : 0, total_size => $end + ($str ? $acap : 0));
+        };
+        my @cases = (
+            ['capacity 24 (not a power of two), file sized to match',
+             { $consistent->(24) }, 'bad capacity', 1],
+            ['capacity 0',                    { capacity => 0 },        'bad capacity'],
+            ['capacity 1 (below the minimum)', { capacity => 1 },       'bad capacity'],
+            ['capacity 2**31 (above the maximum)', { $consistent->(1 << 31) }, 'bad capacity'],
+            ['capacity 2**63',                { capacity => 1 << 63 },  'bad capacity'],
+            ['capacity 2**64 - 1',            { capacity => ~0 },       'bad capacity'],
+            ['slot_size doubled',             { slot_size => 2 * $slot }, 'bad slot geometry'],
+            ['header_size 512',               { header_size => 512 },   'bad slot geometry'],
+            ['slots_off past the end of the file', { slots_off => $size + 4096 }, 'bad slot geometry'],
+            ['slots_off 2**63',               { slots_off => 1 << 63 }, 'bad slot geometry'],
+            ['total_size past the end of the file', { total_size => $size + 4096 }, 'bad offsets'],
+            ['total_size 2**64 - 1',          { total_size => ~0 },     'bad offsets'],
+            ['capacity 2**20, consistent, past the end of the file',
+             { $consistent->(1 << 20) }, 'truncated'],
+            ['capacity 2**30 (the maximum), consistent, past the end of the file',
+             { $consistent->(1 << 30) }, 'truncated'],
+            ['version 1',                     { version => 1 },         'unknown format version'],
+            ['variant 99',                    { variant => 99 },        'unknown variant'],
+        );
+        if ($str) {
+            push @cases,
+                ['arena_off past the end of the file', { arena_off => $size + 4096 }, 'bad offsets'],
+                ['arena_off inside the slots',   { arena_off => HEADER_SIZE }, 'bad offsets'],
+                ['arena_off 2**63',              { arena_off => 1 << 63 }, 'bad offsets'],
+                ['arena_cap 100 (below the minimum)', { $consistent->(16, 100) }, 'bad arena size'],
+                ['arena_cap 2**32 + 8 (above the maximum)', { $consistent->(16, 2**32 + 8) }, 'bad arena size'],
+                ['arena_cap 2**64 - 1',          { arena_cap => ~0 },      'bad arena size'],
+                ['arena_cap 2**32, consistent, past the end of the file',
+                 { $consistent->(16, 2**32) }, 'truncated'];
+        }
+        else {
+            push @cases,
+                ['arena_off set on an integer queue', { arena_off => $size }, 'bad offsets'],
+                ['arena_cap set on an integer queue', { arena_cap => 4096 }, 'bad arena size'];
+        }
+        for my $c (@cases) {
+            my ($name, $set, $why, $resize) = @$c;
+            my $bytes = $good;
+            for my $f (sort keys %$set) {
+                my ($off, $fmt) = @{ $FIELD{$f} };
+                substr($bytes, $off, length pack($fmt, 0)) = pack($fmt, $set->{$f});
+            }
+            $bytes .= "\0" x ($set->{total_size} - $size) if $resize;
+            my $p = "$dir/geo" . $seq++ . '.shm';
+            write_file($p, $bytes);
+            my $r = eval { $class->new($p, 16) };
+            like($@, qr/^\Q$class\E->new: \Q$p\E: invalid or incompatible queue file \(\Q$why\E\) at /,
+                 "$class, $name: new croaks ($why)");
+            open my $fh, '+<:raw', $p or die "$p: $!";
+            my $fd = fileno $fh;
+            $r = eval { $class->new_from_fd($fd) };
+            like($@, qr/^\Q$class\E->new_from_fd: fd $fd: invalid or incompatible queue file \(\Q$why\E\) at /,
+                 "$class, $name: new_from_fd croaks ($why)");
+            close $fh;
+            ok(read_file($p) eq $bytes, "$class, $name: the file is unchanged");
+            unlink $p;
+        }
+        ok($class->new($base, 16)->pop, "$class: the unpatched file attaches");
+        unlink $base;
     }
 };
 

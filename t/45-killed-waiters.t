@@ -1,7 +1,9 @@
 # A process killed while blocked in a wait leaves its waiter count behind;
 # the other side forgets it within a bounded number of operations (the
 # epoch reset of wait.rs), and waiters that are still alive keep being
-# woken. Checked for consumers and producers of an Int and a Str queue.
+# woken. Checked for consumers and producers of an Int and a Str queue,
+# also when the other side's operations come from many short-lived
+# processes (the tally of fruitless wakes is kept in the queue).
 use strict;
 use warnings;
 
@@ -82,6 +84,61 @@ for my $class (qw(Data::Queue::Shared::Int Data::Queue::Shared::Str)) {
         $q->push($class =~ /Str/ ? 'last' : -1);
         reap_ok($live, 'live waiter got its items and the last one');
         ok(wait_for(sub { $q->stats->{pop_waiters} == 0 }, 5), 'no count left');
+        $q->clear;
+    };
+
+    # The tally of fruitless wakes belongs to the queue, not to a process:
+    # processes that each make only a few wake calls, far fewer than the
+    # bound, still add up to a reset.
+    subtest "$class: a dead consumer is forgotten by many short-lived producers" => sub {
+        $q->clear;
+        my $dead = blocked_child($q, 'pop');
+        ok(wait_for(sub { $q->stats->{pop_waiters} == 1 }, 10), 'blocked');
+        kill 'KILL', $dead;
+        reap($dead);
+        is($q->stats->{pop_waiters}, 1, 'its count is left');
+        my $procs = 0;
+        for my $n (1 .. 40) {
+            my $kid = spawn(sub {
+                $q->push($item) or die "push\n" for 1 .. 3;
+            });
+            reap_ok($kid, "producer $n") or last;
+            $procs++;
+            defined $q->pop or die "pop" for 1 .. 3;
+            last if $q->stats->{pop_waiters} == 0;
+        }
+        is($q->stats->{pop_waiters}, 0, 'forgotten')
+            or diag("after $procs producer processes of 3 pushes each");
+        my $live = spawn(sub {
+            my $v = $q->pop_wait(30);
+            defined $v && $v eq $item or die "live waiter got nothing\n";
+        });
+        ok(wait_for(sub { $q->stats->{pop_waiters} == 1 }, 10), 'a live waiter blocked');
+        my $kid = spawn(sub { $q->push($item) or die "push\n" });
+        reap_ok($kid, 'one more short-lived producer');
+        reap_ok($live, 'wakes the live waiter');
+        $q->clear;
+    };
+
+    subtest "$class: a dead producer is forgotten by many short-lived consumers" => sub {
+        $q->clear;
+        $q->push($item) for 1 .. 4;
+        my $dead = spawn(sub { $q->push_wait($item, 60); die "returned\n" }, timeout => 90);
+        ok(wait_for(sub { $q->stats->{push_waiters} == 1 }, 10), 'blocked on full');
+        kill 'KILL', $dead;
+        reap($dead);
+        my $procs = 0;
+        for my $n (1 .. 40) {
+            my $kid = spawn(sub {
+                defined $q->pop or die "pop\n" for 1 .. 3;
+            });
+            reap_ok($kid, "consumer $n") or last;
+            $procs++;
+            $q->push($item) or die "push" for 1 .. 3;
+            last if $q->stats->{push_waiters} == 0;
+        }
+        is($q->stats->{push_waiters}, 0, 'forgotten')
+            or diag("after $procs consumer processes of 3 pops each");
         $q->clear;
     };
 

@@ -1,7 +1,8 @@
 # Kill storm (author test): producers and consumers on one file-backed
 # queue, SIGKILLed at random moments and respawned, for DQS_STORM_SECS
-# seconds (default 30) per variant (Int, then Str). Then everything left is
-# drained and the logs are checked:
+# seconds (default 30) per variant (Int, Int32, Int16, then Str; Int16 in
+# rounds, see below). Then everything left is drained and the logs are
+# checked:
 #
 #   * every value whose push returned true was popped exactly once, except
 #     values a consumer had popped and not yet logged when it was killed
@@ -22,6 +23,15 @@
 #              "G v.."  what that call returned
 #              A killed consumer's trailing "W k" adds k to the loss budget.
 #
+# Values name their stream and their sequence number in it. Int and Str
+# streams are producer incarnations; Int32 packs incarnation and sequence
+# into 11 + 20 bits. Int16 has room for only 3 x 2**14 distinct values: its
+# streams are the producer slots, each respawned producer goes on from the
+# last sequence number its predecessor tried, and a producer that has used
+# up its slot's numbers only waits to be killed ("X" in its log). A round
+# ends when every slot is used up (after a few seconds), and the next
+# round, on a new queue, starts until the variant's time is up.
+#
 #     AUTHOR_TESTING=1 prove -lv xt/kill-storm.t
 #     DQS_STORM_SECS=5 DQS_STORM_VARIANTS=Str AUTHOR_TESTING=1 prove -lv xt/kill-storm.t
 use strict;
@@ -39,15 +49,21 @@ BEGIN {
 }
 
 use Data::Queue::Shared::Int;
+use Data::Queue::Shared::Int32;
+use Data::Queue::Shared::Int16;
 use Data::Queue::Shared::Str;
 
 my $SECS      = $ENV{DQS_STORM_SECS} // 30;
 my $PRODUCERS = $ENV{DQS_STORM_PRODUCERS} // 3;
 my $CONSUMERS = $ENV{DQS_STORM_CONSUMERS} // 3;
 my $WEDGE     = $ENV{DQS_STORM_WEDGE_SECS} // 10;
-my %VARIANTS  = map { $_ => 1 } split /,/, ($ENV{DQS_STORM_VARIANTS} // 'Int,Str');
+my %VARIANTS  = map { $_ => 1 } split /,/, ($ENV{DQS_STORM_VARIANTS} // 'Int,Int32,Int16,Str');
 my $CAP       = 64;
 my $MAXBATCH  = 8;
+die "Int16 values have room for 4 producers\n" if $VARIANTS{Int16} && $PRODUCERS > 4;
+
+# Int16: sequence numbers per stream (producer slot).
+my $I16_SEQS = 2**14;
 
 watchdog(2 * $SECS * keys(%VARIANTS) + 120 * keys(%VARIANTS));
 my $dir = tmpdir();
@@ -55,19 +71,38 @@ my $dir = tmpdir();
 # Values: the stream (producer slot and incarnation) and the sequence
 # number within the stream.
 sub encode {
-    my ($str, $stream, $seq) = @_;
-    return $stream * 2**24 + $seq unless $str;
-    return "$stream:$seq:" . ('x' x (($stream * 7 + $seq * 13) % 97));
+    my ($variant, $stream, $seq) = @_;
+    if ($variant eq 'Str') {
+        return "$stream:$seq:" . ('x' x (($stream * 7 + $seq * 13) % 97));
+    }
+    if ($variant eq 'Int32') {
+        die "Int32 value out of range: stream $stream, seq $seq\n"
+            if $stream >= 2**11 || $seq >= 2**20;
+        return $stream * 2**20 + $seq;
+    }
+    if ($variant eq 'Int16') {
+        die "Int16 value out of range: stream $stream, seq $seq\n"
+            if $stream < 1 || $stream > 4 || $seq >= $I16_SEQS;
+        return ($stream - 1) * $I16_SEQS + $seq - 2**15;
+    }
+    return $stream * 2**24 + $seq;
 }
 
 sub decode {
-    my ($str, $v) = @_;
-    if ($str) {
+    my ($variant, $v) = @_;
+    if ($variant eq 'Str') {
         $v =~ /^(\d+):(\d+):x*\z/ or return;
         return ($1, $2);
     }
-    return if $v !~ /^\d+\z/;
-    return (int($v / 2**24), $v % 2**24);
+    return if $v !~ /^-?\d+\z/;
+    if ($variant eq 'Int16') {
+        my $u = $v + 2**15;
+        return if $u < 0 || $u >= 2**16;
+        return (1 + int($u / $I16_SEQS), $u % $I16_SEQS);
+    }
+    return if $v < 0;
+    my $bits = $variant eq 'Int32' ? 20 : 24;
+    return (int($v / 2**$bits), $v % 2**$bits);
 }
 
 sub logline {
@@ -77,22 +112,28 @@ sub logline {
 }
 
 sub open_queue {
-    my ($str, $path) = @_;
-    return $str ? Data::Queue::Shared::Str->new($path, $CAP, 8192)
-                : Data::Queue::Shared::Int->new($path, $CAP);
+    my ($variant, $path) = @_;
+    return Data::Queue::Shared::Str->new($path, $CAP, 8192) if $variant eq 'Str';
+    return "Data::Queue::Shared::$variant"->new($path, $CAP);
 }
 
 sub producer {
-    my ($str, $path, $log, $stream, $seed) = @_;
+    my ($variant, $path, $log, $stream, $seed, $seq, $limit) = @_;
     srand($seed);
-    my $q = open_queue($str, $path);
+    my $q = open_queue($variant, $path);
     open(my $fh, '>>', $log) or die "$log: $!";
-    my $seq = 0;
     while (1) {
         my $k = 1 + int rand $MAXBATCH;
         my $op = int rand 4;
         $k = 1 if $op < 2;
-        my @v = map { encode($str, $stream, $seq + $_) } 0 .. $k - 1;
+        if (defined $limit && $seq + $k > $limit) {
+            $k = $limit - $seq;
+            if ($k <= 0) {
+                logline($fh, 'X');
+                Time::HiRes::sleep(1) while 1;
+            }
+        }
+        my @v = map { encode($variant, $stream, $seq + $_) } 0 .. $k - 1;
         logline($fh, "T $seq " . ($seq + $k - 1));
         my $n = $op == 0 ? ($q->push($v[0]) ? 1 : 0)
               : $op == 1 ? ($q->push_wait($v[0], 0.05) ? 1 : 0)
@@ -107,9 +148,10 @@ sub producer {
 }
 
 sub consumer {
-    my ($str, $path, $log, $seed) = @_;
+    my ($variant, $path, $log, $seed) = @_;
+    my $str = $variant eq 'Str';
     srand($seed);
-    my $q = open_queue($str, $path);
+    my $q = open_queue($variant, $path);
     open(my $fh, '>>', $log) or die "$log: $!";
     while (1) {
         my $op = int rand 5;
@@ -136,40 +178,68 @@ sub lines_of {
     return @l;
 }
 
+# The next sequence number after everything a producer log tried.
+sub next_seq {
+    my ($log) = @_;
+    my $next = 0;
+    for my $l (lines_of($log)) {
+        $next = $2 + 1 if $l =~ /^[TP] (\d+) (\d+)\z/ && $2 + 1 > $next;
+    }
+    return $next;
+}
+
 sub storm {
-    my ($variant) = @_;
+    my ($variant, $secs, $round) = @_;
     my $str  = $variant eq 'Str';
-    my $path = "$dir/storm-$variant.q";
-    my $q    = open_queue($str, $path);
-    my $logs = "$dir/logs-$variant";
+    my $i16  = $variant eq 'Int16';
+    my $name = $variant . ($round ? " round $round" : '');
+    my $path = "$dir/storm-$variant-" . ($round // 0) . '.q';
+    my $q    = open_queue($variant, $path);
+    my $logs = "$dir/logs-$variant-" . ($round // 0);
     mkdir $logs or die;
-    my (%procs, @producer_logs, @consumer_logs);
+    my (%procs, @producer_logs, @consumer_logs, %slot_log, %used_up);
     my ($pgen, $cgen, $kills_p, $kills_c, $unexpected) = (0, 0, 0, 0, 0);
 
     my $start_one = sub {
         my ($role, $slot) = @_;
         my ($pid, $log);
         if ($role eq 'P') {
-            my $stream = $slot * 10000 + ++$pgen;
-            $log = "$logs/p-$stream.log";
+            ++$pgen;
+            my ($stream, $seq0, $limit) =
+                  $i16                ? ($slot, 0, $I16_SEQS)
+                : $variant eq 'Int32' ? ($pgen, 0, 2**20)
+                :                       ($slot * 10000 + $pgen, 0, undef);
+            if ($i16 && $slot_log{$slot}) {
+                # (A predecessor killed before it logged anything passes
+                # its own start on.)
+                my ($prev, $start) = @{ $slot_log{$slot} };
+                $seq0 = next_seq($prev);
+                $seq0 = $start if $start > $seq0;
+                $used_up{$slot} = 1 if $seq0 >= $I16_SEQS;
+            }
+            $log = "$logs/p-$slot-$pgen.log";
+            $slot_log{$slot} = [$log, $seq0];
             push @producer_logs, [$log, $stream];
-            $pid = spawn(sub { producer($str, $path, $log, $stream, $stream) }, timeout => $SECS + 120);
+            $pid = spawn(sub { producer($variant, $path, $log, $stream, $slot * 10000 + $pgen, $seq0, $limit) },
+                         timeout => $SECS + 120);
         }
         else {
             $log = "$logs/c-$slot-" . ++$cgen . '.log';
             push @consumer_logs, $log;
             my $seed = $slot * 10000 + $cgen;
-            $pid = spawn(sub { consumer($str, $path, $log, $seed) }, timeout => $SECS + 120);
+            $pid = spawn(sub { consumer($variant, $path, $log, $seed) }, timeout => $SECS + 120);
         }
         $procs{$pid} = { role => $role, slot => $slot, log => $log };
     };
     $start_one->('P', $_) for 1 .. $PRODUCERS;
     $start_one->('C', $_) for 1 .. $CONSUMERS;
 
-    my $end = now() + $SECS;
+    my $t0  = now();
+    my $end = $t0 + $secs;
     my ($last_pops, $last_move) = ($q->stats->{pop_ok}, now());
     my $wedged;
     while (now() < $end) {
+        last if $i16 && keys(%used_up) == $PRODUCERS;
         Time::HiRes::sleep(rand 0.15);
         my @pids = keys %procs;
         my @victims = ($pids[rand @pids]);
@@ -197,6 +267,7 @@ sub storm {
             last;
         }
     }
+    my $stormed = now() - $t0;
     kill 'KILL', keys %procs;
     for my $pid (keys %procs) {
         my $st = reap($pid);
@@ -225,6 +296,7 @@ sub storm {
                 $confirmed{"$stream:$_"} = 1 for $1 .. $2;
                 $pending = undef;
             }
+            elsif ($l eq 'X') { }
             else { fail("producer log $log: bad line '$l'") }
         }
         $maybe{"$stream:$_"} = 1 for $pending ? ($pending->[0] .. $pending->[1]) : ();
@@ -235,7 +307,7 @@ sub storm {
         my ($who, @vals) = @_;
         my %last;
         for my $v (@vals) {
-            my ($stream, $seq) = decode($str, $v);
+            my ($stream, $seq) = decode($variant, $v);
             if (!defined $stream) { $bad++; diag("$who: undecodable value '$v'"); next }
             my $key = "$stream:$seq";
             push @dups, $key if $popped{$key}++;
@@ -264,38 +336,49 @@ sub storm {
     my $maybe_in = grep { $popped{$_} } keys %maybe;
 
     my $s = $q->stats;
-    diag(sprintf '%s: %ds, %d producer and %d consumer kills, %d values confirmed pushed, '
+    diag(sprintf '%s: %.0fs, %d producer and %d consumer kills, %d values confirmed pushed, '
                . '%d ambiguous (%d of them popped), %d popped, %d missing (budget %d), '
                . '%d drained at the end, recoveries %d',
-         $variant, $SECS, $kills_p, $kills_c, scalar(keys %confirmed), scalar(keys %maybe),
+         $name, $stormed, $kills_p, $kills_c, scalar(keys %confirmed), scalar(keys %maybe),
          $maybe_in, scalar(keys %popped), scalar(@missing), $budget, scalar(@final),
          $s->{recoveries} // 0);
 
-    ok(!$wedged, "$variant: the queue never wedged")
-        or diag("$variant WEDGED: $wedged. A process killed in the middle of an operation "
+    ok(!$wedged, "$name: the queue never wedged")
+        or diag("$name WEDGED: $wedged. A process killed in the middle of an operation "
               . 'left the queue unable to make progress.');
-    is($left, 0, "$variant: the final drain emptied the queue")
+    is($left, 0, "$name: the final drain emptied the queue")
         or diag("size still $left after ${WEDGE}s of failed pops");
-    is($unexpected, 0, "$variant: every child ran until killed");
-    ok(keys(%confirmed) > 100, "$variant: the storm did push things");
-    ok($kills_p > 5 && $kills_c > 5, "$variant: and killed both sides");
-    is_deeply([@dups[0 .. ($#dups < 9 ? $#dups : 9)]], [], "$variant: nothing popped twice")
+    is($unexpected, 0, "$name: every child ran until killed");
+    ok(keys(%confirmed) > 100, "$name: the storm did push things");
+    ok($kills_p > 5 && $kills_c > 5, "$name: and killed both sides");
+    is_deeply([@dups[0 .. ($#dups < 9 ? $#dups : 9)]], [], "$name: nothing popped twice")
         or diag(scalar(@dups) . ' duplicates');
     is_deeply([@phantoms[0 .. ($#phantoms < 9 ? $#phantoms : 9)]], [],
-              "$variant: nothing popped that was not pushed")
+              "$name: nothing popped that was not pushed")
         or diag(scalar(@phantoms) . ' phantoms');
-    ok(!$bad, "$variant: every popped value decodes");
+    ok(!$bad, "$name: every popped value decodes");
     is_deeply([@disorder[0 .. ($#disorder < 9 ? $#disorder : 9)]], [],
-              "$variant: FIFO per producer, as each consumer saw it")
+              "$name: FIFO per producer, as each consumer saw it")
         or diag(scalar(@disorder) . ' out of order');
     diag("missing: @missing[0 .. ($#missing < 19 ? $#missing : 19)]") if @missing;
-    ok(@missing <= $budget, "$variant: values lost only with killed consumers")
+    ok(@missing <= $budget, "$name: values lost only with killed consumers")
         or diag(scalar(@missing) . " missing, budget $budget; first: @missing[0 .. ($#missing < 9 ? $#missing : 9)]");
     $q->unlink;
 }
 
-for my $variant (grep { $VARIANTS{$_} } qw(Int Str)) {
-    subtest "kill storm: $variant" => sub { storm($variant) };
+for my $variant (grep { $VARIANTS{$_} } qw(Int Int32 Int16 Str)) {
+    if ($variant ne 'Int16') {
+        subtest "kill storm: $variant" => sub { storm($variant, $SECS) };
+        next;
+    }
+    # Rounds of a few seconds each (until the values run out), each on a
+    # new queue, until the time is up.
+    my $end = now() + $SECS;
+    my $round = 0;
+    while ($round == 0 || $end - now() > 2) {
+        $round++;
+        subtest "kill storm: Int16 round $round" => sub { storm($variant, $end - now(), $round) };
+    }
 }
 
 done_testing;

@@ -411,7 +411,12 @@ timed out full or empty.
 
 =item recoveries
 
-Crash recoveries performed (always 0 for the lock-free integer queues).
+Crash recoveries performed since the queue was created, by all processes.
+In the integer queues: positions of a batch push (C<push_multi>,
+C<push_wait_multi>) whose producer reserved them and was killed before it
+filled them, given up by a consumer (one count per position). In a Str
+queue: takeovers of the lock from a holder that died. Normally 0; see
+L</"CRASH SAFETY">.
 
 =item push_waiters, pop_waiters
 
@@ -888,9 +893,13 @@ just as during any other wait.
 
 While held, the lock word records the process id of its holder, taken
 from C<getpid()> when the lock is taken; a child that uses a handle
-inherited across C<fork> locks as itself. A process that finds the lock
-held for a while (10 ms, one poll interval: sleepers wake that often to
-look) asks the kernel whether the holder still exists. A holder that is
+inherited across C<fork> locks as itself. A process that has found the
+lock held by the same process for a while (10 ms of its own waiting, one
+poll interval: sleepers wake that often to look, and signals that cut
+their sleep short do not restart the interval) asks the kernel whether
+the holder still exists, and so does a process whose wait for the lock is
+about to end (its timeout or lock timeout passed, or a signal arrived
+during a C<*_wait> call), however short the wait was. A holder that is
 gone, or a zombie (killed but not yet reaped by its parent), is dead: one
 waiter takes the lock over, repairs the queue (see L</"CRASH SAFETY">) and
 counts it in C<recoveries>. A reused process id does not fool it: the
@@ -919,6 +928,13 @@ C<undef>, waits as long as the holder lives. The setting belongs to this
 handle in this process (it is not shared, and a child inherits its parent's
 value with the handle); the C<*_wait> calls use their own timeout instead.
 Returns the (new) setting; croaks on a negative or non-numeric value.
+
+Signal handlers do not run while a non-blocking call waits for the lock
+(see L</"WAKE-UPS AND SIGNALS">), and perl dies with C<Maximal count of
+pending signals (120) exceeded> when more than 120 of one signal arrive
+before it can run their handler. A process that gets signals often (a
+fast interval timer, many exiting children) and may meet a stopped holder
+should set a lock timeout.
 
 =back
 
@@ -1255,9 +1271,12 @@ Perl signal handlers run while a process waits: a C<SIGALRM> or C<SIGINT>
 interrupts the sleep, the handler runs as it would anywhere else, and if it
 returns the wait goes on for whatever is left of the timeout (the deadline
 is absolute, so signals neither extend nor shorten it). A handler that dies
-leaves the wait cleanly; the process no longer counts as a waiter. (This
-is about waiting for room or items. The moment a Str operation may wait for
-the queue's lock is not interruptible; see L</The Str lock>.)
+leaves the wait cleanly; the process no longer counts as a waiter. In a
+Str C<*_wait> call this covers the time spent waiting for the queue's lock
+too. The non-blocking Str calls (C<push>, C<pop> and the rest) do not run
+handlers while they wait for the lock; signals that arrive meanwhile are
+handled when the call returns, and L</lock_timeout> bounds how long that
+can be (see L</The Str lock>).
 
 =head1 FORK AND THREADS
 
@@ -1291,11 +1310,35 @@ write access only to processes you trust with the data.
 
 =head1 CRASH SAFETY
 
-The integer queues hold no lock, so a process killed at any moment leaves
-no lock behind. Killing one in the few instructions between claiming a slot
-and publishing it does leave that slot unfinished, and consumers that reach
-it wait for it; stop producers and consumers with a signal they handle, not
-with C<SIGKILL>, if that matters to you.
+The integer queues hold no lock. A single push claims and fills its slot
+with one atomic compare-and-swap, and a single pop takes its item with
+another (see L</Slots>), so a process killed at any instruction (C<SIGKILL>,
+the OOM killer, a crash) leaves every slot free, filled or emptied, never
+half claimed, and nobody waits for it. A consumer killed just after its pop
+took an item loses that item, as any consumer that dies holding what it
+received.
+
+The one thing a killed process can leave behind is a batch reservation:
+C<push_multi> and C<push_wait_multi> reserve a run of positions with one
+atomic step and then fill them one by one. Positions a producer reserved
+but had not filled when it died stay empty. A consumer that reaches one
+waits for it, spinning and napping, not sleeping; once the position has
+stayed unfilled for 50 ms it gives it up, counts it in C<recoveries>, and
+goes on, giving up at once the further unfilled positions of the same run.
+A producer that was only slow (stopped, descheduled) and fills a position
+later finds it given up and puts its item at a later position instead, so
+nothing is lost except the dead producer's unfilled items, nothing comes
+out twice, and each producer's items keep their order. The bound: about
+50 ms after consumers first reach a dead batch, they are past it, however
+long the batch and however many processes there are.
+
+A process killed while it sleeps in a C<*_wait> call cannot take back its
+place in the waiter count. Until the count is corrected the other side
+makes a useless C<FUTEX_WAKE> system call per operation; after 64 such
+calls in a row that woke nobody, by any processes, the count is reset and
+every sleeper woken, and the live ones count themselves again (see
+L</Slots> for the details). Waiters that are alive are woken as usual
+throughout.
 
 The Str queue holds a lock for a few instructions in every operation. A
 process killed while holding it (C<SIGKILL>, the OOM killer, a crash) is
@@ -1334,12 +1377,20 @@ with any consumer killed after a pop. The counters C<push_full>,
 C<pop_empty>, C<lock_acquired> and C<lock_contended> are outside the
 journal and may miss a count.
 
-For tests, the environment variable C<DQS_TEST_KILL_POINT>, read when a Str
-handle is created or attached, makes its process C<SIGKILL> itself at a
-chosen point: C<str_lock_held> (just after taking the lock),
-C<str_after_bytes>, C<str_after_journal> or C<str_mid_apply>;
-C<str_lock_stop> makes it C<SIGSTOP> itself holding the lock. Never set it
-in production.
+For tests, the environment variable C<DQS_TEST_KILL_POINT> makes a process
+C<SIGKILL> itself at a chosen point. Never set it in production. For a Str
+queue it is read when a handle is created or attached: C<str_lock_held>
+(just after taking the lock), C<str_after_bytes> (a push has written its
+bytes and slot), C<str_after_journal> (the journal is complete) or
+C<str_mid_apply> (half of the new state is applied); C<str_lock_stop>
+makes the process C<SIGSTOP> itself holding the lock instead. For an
+integer queue, also read when a handle is made: C<int_push_claimed> (a
+push has published its item, before it moves C<tail>), C<int_pop_claimed>
+(a pop has taken its item, before it moves C<head>) and
+C<int_push_reserved> (a batch push has reserved its run and filled only
+the first position). When a file is created: C<create_after_reserve> (the
+new file is sized and its space reserved, nothing written yet) and
+C<create_before_magic> (header and slots written, all but the magic).
 
 A create that was interrupted is handled as follows. The header's magic
 number is written last, so a creator killed after sizing the file leaves a
@@ -1422,9 +1473,12 @@ bytes are zero padding.
        184 u64   jrnl_pop_ok      Str journal: new str_pop_ok
        192 u32   pop_waiters      atomic: consumers asleep (low 24 bits)
                                   and an epoch (high 8 bits)
-       196 u32   pop_futex        futex word consumers sleep on
+       196 u32   pop_futex        futex word consumers sleep on: wake-ups
+                                  (low 24 bits) and a tally of wakes that
+                                  found nobody (high 8 bits)
        200 u32   push_waiters     atomic: producers asleep, as pop_waiters
-       204 u32   push_futex       futex word producers sleep on
+       204 u32   push_futex       futex word producers sleep on, as
+                                  pop_futex
        208 u32   lock             Str: lock word (0, or pid | 0x80000000)
        212 u32   journal          Str: 1 while the journal is valid, else 0
        216 u64   recoveries       crash recoveries
@@ -1440,10 +1494,10 @@ an exclusive C<flock> on the file while it creates or checks it, so a
 process that takes the same C<flock> and still finds C<magic> 0 has found
 an interrupted create. An attacher checks every geometry field (magic,
 version, variant, capacity a power of two in range, slot_size, header_size
-and slots_off as above, arena_cap in range for Str, arena_off and
-total_size as computed from the others, a file at least total_size bytes
-long), keeps its own copy of the geometry and never trusts those fields in
-the file again.
+and slots_off as above, arena_cap in range for Str and 0 for the others,
+arena_off and total_size as computed from the others, a file at least
+total_size bytes long), keeps its own copy of the geometry and never
+trusts those fields in the file again.
 
 For the integer queues C<head> and C<tail> are hints (see L</Slots>):
 the true counts are found by stepping from them over slots already done
@@ -1505,8 +1559,10 @@ consumer that finds a position unpublished while C<tail> is past it waits;
 when the same position (recorded in C<arena_rd> as C<p + 1>, with the time
 in C<jrnl_head>) has stayed unpublished for 50 ms, it gives the position up
 with a compare-and-swap of C<seq> from C<p> to C<p + capacity>, counts it
-in C<str_pop_ok> ("skipped") and C<recoveries>, and goes on. A slow
-producer's later CAS then fails and it puts the item elsewhere.
+in C<str_pop_ok> ("skipped") and C<recoveries>, stores C<p + 2> in
+C<arena_rd> (leaving the time as it is, so a next position that is stuck
+too goes at once) and goes on. A slow producer's later CAS then fails and
+it puts the item elsewhere.
 
 =item *
 
@@ -1519,16 +1575,23 @@ consistent; readers of C<seq> use at least acquire ordering.
 
 The waiter protocol is sequentially consistent too: a consumer about to
 sleep increments C<pop_waiters> (remembering the epoch in its high 8
-bits), reads C<pop_futex>, checks the queue once more, then calls
-C<FUTEX_WAIT> on C<pop_futex> with the value it read; when it wakes it
-decrements C<pop_waiters> only if the epoch is unchanged. A producer that
-sees a non-zero count (low 24 bits) after its push increments C<pop_futex>
-and calls C<FUTEX_WAKE>. A process whose wakes found nobody asleep 64 times
-in a row replaces the word by the next epoch with count 0, increments the
-futex word and wakes everybody: live waiters announce themselves again,
-dead ones are forgotten. The futexes are shared, not process-private.
-Producers waiting for room use C<push_waiters> and C<push_futex> the same
-way.
+bits), reads C<pop_futex>, checks the queue once more, reads
+C<pop_waiters> again and, only if the epoch is unchanged, calls
+C<FUTEX_WAIT> on C<pop_futex> with the value it read; afterwards it
+decrements C<pop_waiters> only if the epoch is still unchanged. A producer
+that sees a non-zero count (low 24 bits) after its push increments
+C<pop_futex> and calls C<FUTEX_WAKE>. Sleepers take any change of the
+futex word as a wake-up, and its high 8 bits count the wakes in a row that
+found nobody asleep: a waker adds C<1 << 24> when C<FUTEX_WAKE> returned 0
+and clears those bits when it woke somebody. The waker that brings the
+tally to 64 replaces the waiter word by the next epoch with count 0,
+clears the tally, increments the futex word and wakes everybody: live
+waiters announce themselves again, dead ones are forgotten. The tally
+belongs to the queue, not to a process, so many short-lived processes
+forget a dead waiter as surely as one long-lived one; it is only a hint,
+and a writer that leaves it alone merely puts the reset off. The futexes
+are shared, not process-private. Producers waiting for room use
+C<push_waiters> and C<push_futex> the same way.
 
 =head2 Str queues
 
