@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every check of the project, one summary line each (PASS/FAIL/SKIP and
-# wall time), logs in target/check-all/. Exit status 0 when nothing failed.
+# wall time; each xt/ file is a check of its own), logs in
+# target/check-all/. Exit status 0 when nothing failed.
 #
 #     dev/check-all.sh          # or: make check-all
 set -uo pipefail
@@ -12,16 +13,19 @@ failed=0
 
 check() {
     local name=$1; shift
+    local log=$logs/${name//\//_}.log
     local t0=$SECONDS
-    if "$@" >"$logs/$name.log" 2>&1; then r=PASS; else r=FAIL; failed=1; fi
-    summary+=("$(printf '%-12s %s  %4ds  (%s)' "$name" "$r" $((SECONDS - t0)) "$logs/$name.log")")
+    if "$@" >"$log" 2>&1; then r=PASS; else r=FAIL; failed=1; fi
+    summary+=("$(printf '%-30s %s  %5ds  (%s)' "$name" "$r" $((SECONDS - t0)) "$log")")
     printf '%s\n' "${summary[-1]}"
 }
-skip() { summary+=("$(printf '%-12s SKIP  %s' "$1" "$2")"); printf '%s\n' "${summary[-1]}"; }
+skip() { summary+=("$(printf '%-30s SKIP  %s' "$1" "$2")"); printf '%s\n' "${summary[-1]}"; }
 
 check build     sh -c 'perl Makefile.PL && make'
 check perl-t    prove -l -r t
-check xt        env AUTHOR_TESTING=1 prove -l xt
+for t in xt/*.t; do
+    check "$t"  env AUTHOR_TESTING=1 prove -l "$t"
+done
 check cargo     cargo test --release
 check fmt       cargo fmt --check
 check clippy    cargo clippy --all-targets -- -D warnings

@@ -167,18 +167,25 @@ subtest 'signals end a wait cleanly' => sub {
     }
     # A signal at any moment (before, while and just as the wait starts)
     # ends the command: none may be lost in the gap before the futex wait.
-    my $p = fresh();
-    my $q = Data::Queue::Shared::Int->new($p, 4);
-    my $dead = 0;
-    for my $i (1 .. 30) {
-        my ($pid) = dqs_bg(['pop', $p, '--wait', 'inf']);
-        Time::HiRes::sleep(($i % 10) * 0.003);
-        kill 'INT', $pid;
-        waitpid($pid, 0);
-        $dead++ if ($? & 127) == POSIX::SIGINT();
+    # Under valgrind every one of these moments falls in the tool's own
+    # start-up, where its signal emulation can swallow a signal that the
+    # program then blocks and sigwait()s for (valgrind 3.19): nothing of
+    # dqs's is tested there, so dev/valgrind.sh (DQS_VALGRIND=1) skips it.
+    SKIP: {
+        skip 'under valgrind its start-up can eat the signal', 2 if $ENV{DQS_VALGRIND};
+        my $p = fresh();
+        my $q = Data::Queue::Shared::Int->new($p, 4);
+        my $dead = 0;
+        for my $i (1 .. 30) {
+            my ($pid) = dqs_bg(['pop', $p, '--wait', 'inf']);
+            Time::HiRes::sleep(($i % 10) * 0.003);
+            kill 'INT', $pid;
+            waitpid($pid, 0);
+            $dead++ if ($? & 127) == POSIX::SIGINT();
+        }
+        is $dead, 30, 'SIGINT at 30 different moments: every dqs pop died of it';
+        ok wait_for(sub { $q->stats->{pop_waiters} == 0 }, 5), 'no waiter left behind';
     }
-    is $dead, 30, 'SIGINT at 30 different moments: every dqs pop died of it';
-    ok wait_for(sub { $q->stats->{pop_waiters} == 0 }, 5), 'no waiter left behind';
 };
 
 subtest 'watch --count: size, rates and waiters' => sub {

@@ -65,6 +65,10 @@ sub build_cargo {
     my $log = File::Spec->catfile(tmpdir(), 'cargo.log');
     my $root = root_dir();
     my $pid = spawn(sub {
+        # Under dev/asan.sh the ASan runtime is preloaded into every process;
+        # cargo and rustc are not ours and crash with it (rustc's own
+        # allocator), so they run without it.
+        delete $ENV{LD_PRELOAD};
         chdir $root or die "chdir $root: $!";
         open STDOUT, '>', $log or die "open $log: $!";
         open STDERR, '>&', \*STDOUT or die "dup: $!";

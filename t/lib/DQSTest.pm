@@ -85,13 +85,21 @@ sub tmpdir {
 
 sub now { Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC()) }
 
+# DQS_TIMEOUT_FACTOR (default 1) stretches the last-resort timers (the
+# watchdog, a child's alarm) and wait_for's patience, for runs under a slow
+# tool such as valgrind (dev/valgrind.sh sets it). It changes only how long
+# a hang takes to fail, never what a test checks.
+my $FACTOR = ($ENV{DQS_TIMEOUT_FACTOR} // '') =~ /\A[0-9]+(?:\.[0-9]+)?\z/
+    && $ENV{DQS_TIMEOUT_FACTOR} >= 1 ? $ENV{DQS_TIMEOUT_FACTOR} : 1;
+sub _stretch { my $s = $_[0] * $FACTOR; return $s == int $s ? $s : int($s) + 1 }
+
 # Fork a child that runs $code and exits: 0 when $code returns, 70 when it
 # dies (the error goes to STDERR), 71 when it warned. The child never runs
 # END blocks or the parent's destructors (POSIX::_exit), has its own alarm
 # as a last resort, and default signal dispositions.
 sub spawn {
     my ($code, %opt) = @_;
-    my $timeout = $opt{timeout} // 60;
+    my $timeout = _stretch($opt{timeout} // 60);
     my $pid = fork;
     die "fork failed: $!" unless defined $pid;
     if ($pid == 0) {
@@ -150,6 +158,7 @@ sub kill_children {
 # process => 1: a watcher process then sends SIGTERM instead.
 sub watchdog {
     my ($secs, %opt) = @_;
+    $secs = _stretch($secs);
     my $handler = sub {
         my $where = Carp::longmess('stuck');
         $where =~ s/^/#   /mg;
@@ -200,7 +209,7 @@ sub between_ok {
 # Returns the last value of $cond.
 sub wait_for {
     my ($cond, $timeout) = @_;
-    my $end = now() + ($timeout // 10);
+    my $end = now() + ($timeout // 10) * $FACTOR;
     while (1) {
         my $v = $cond->();
         return $v if $v || now() >= $end;
