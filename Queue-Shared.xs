@@ -525,6 +525,9 @@ BOOT:
     for (i = 0; i < 4; i++)
         class_stashes[i] = gv_stashpv(class_names[i], GV_ADD);
     sv_setiv(get_sv("Data::Queue::Shared::HAVE_KEYWORDS", GV_ADD), HAVE_KEYWORDS);
+    /* Perl's handlers only mark a signal pending; let waits see the mark
+     * (PL_sig_pending is process-global, not per interpreter). */
+    dqs_set_signal_flag((const int *)&PL_sig_pending);
 #ifdef HAVE_XS_PARSE_KEYWORD
     register_keywords(aTHX);
 #endif

@@ -439,6 +439,22 @@ pub unsafe extern "C" fn dqs_memfd(q: *const DqsQueue) -> c_int {
     with_any!(q, x => x.fd())
 }
 
+/// Register the flag a signal handler sets when it defers its work (Perl's
+/// `PL_sig_pending`), or NULL for none. Blocking calls then also return
+/// `DQS_INTERRUPTED` when they find the flag set before a sleep, and sleep
+/// at most a quarter of a second at a time, so a signal that lands while a
+/// waiter is awake between two sleeps is not held back until the deadline.
+/// Process-wide; call it once, before any wait.
+///
+/// # Safety
+/// `flag` is NULL or points to an `int` (a `sig_atomic_t`) valid for the
+/// rest of the process.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_set_signal_flag(flag: *const c_int) {
+    // SAFETY: the caller's contract is set_signal_flag's.
+    unsafe { crate::futex::set_signal_flag(flag) }
+}
+
 /// Slot count: the capacity after rounding (or the one stored in the file).
 ///
 /// # Safety

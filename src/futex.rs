@@ -106,6 +106,81 @@ fn monotonic_now() -> (i64, i64) {
     (ts.tv_sec, ts.tv_nsec)
 }
 
+/// The embedder's "a signal is waiting for its handler" flag: Perl's
+/// `PL_sig_pending`, registered by the XS at load time (`dqs_set_signal_flag`).
+///
+/// A signal handler that only sets a flag (as Perl's do: they run the Perl
+/// code later, at a safe point) can land while a waiting thread is awake
+/// between two sleeps, say checking a lock holder's liveness; the next
+/// `FUTEX_WAIT` then sleeps on, and the handler runs only at the deadline.
+/// So interruptible waits look at the flag before every sleep, and while a
+/// flag is registered they sleep at most [`SIGNAL_SLICE_SECS`] at a time,
+/// which bounds the one window left (between the look and the system
+/// call). Without a flag (Rust and C users) nothing changes.
+#[cfg(not(loom))]
+static SIGNAL_FLAG: std::sync::atomic::AtomicPtr<libc::c_int> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// The longest single sleep of an interruptible wait while a signal flag
+/// is registered: how late a handler can run at worst (a signal landing in
+/// the few instructions between the flag check and the sleep), against
+/// four wake-ups a second of an idle waiter (a few microseconds of CPU).
+pub const SIGNAL_SLICE_SECS: f64 = 0.25;
+
+/// Register the flag that [`signal_pending`] reads (null: none).
+///
+/// # Safety
+/// `flag` must be null or point to an `int` that stays valid, and is only
+/// written as a whole (a `sig_atomic_t`), for the rest of the process.
+pub unsafe fn set_signal_flag(flag: *const libc::c_int) {
+    #[cfg(not(loom))]
+    SIGNAL_FLAG.store(flag.cast_mut(), std::sync::atomic::Ordering::Release);
+    #[cfg(loom)]
+    let _ = flag;
+}
+
+/// Whether the registered flag says a signal waits for its handler.
+#[inline]
+pub fn signal_pending() -> bool {
+    #[cfg(not(loom))]
+    {
+        let p = SIGNAL_FLAG.load(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: a registered flag stays valid for the process
+        // (set_signal_flag's contract); volatile, as a signal handler
+        // writes it.
+        !p.is_null() && unsafe { std::ptr::read_volatile(p) } != 0
+    }
+    #[cfg(loom)]
+    {
+        false
+    }
+}
+
+/// The deadline for one sleep of an interruptible wait: `d`, or
+/// [`SIGNAL_SLICE_SECS`] from now if that is earlier and a signal flag is
+/// registered.
+pub fn slice(d: &Deadline) -> Deadline {
+    #[cfg(not(loom))]
+    {
+        if SIGNAL_FLAG
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .is_null()
+        {
+            return *d;
+        }
+        let p = Deadline::after_secs(SIGNAL_SLICE_SECS);
+        if d.forever != 0 || (p.sec, p.nsec) < (d.sec, d.nsec) {
+            p
+        } else {
+            *d
+        }
+    }
+    #[cfg(loom)]
+    {
+        *d
+    }
+}
+
 /// How a wait ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WaitResult {

@@ -587,6 +587,15 @@ fn lock_slow_robust(
                 Err(LockFail::TimedOut)
             };
         }
+        if interruptible && futex::signal_pending() {
+            // A handler is due (see futex::signal_pending): give up the
+            // wait so it can run, as an interrupted sleep would.
+            return if last_look(&mut got, &watch) {
+                Ok(got)
+            } else {
+                Err(LockFail::Interrupted)
+            };
+        }
         let r = futex::wait(word, marked, &earlier(deadline, watch.check_at));
         clock.slept(r);
         let fail = match r {

@@ -1270,13 +1270,17 @@ generously; see L</Str wake-ups>.
 Perl signal handlers run while a process waits: a C<SIGALRM> or C<SIGINT>
 interrupts the sleep, the handler runs as it would anywhere else, and if it
 returns the wait goes on for whatever is left of the timeout (the deadline
-is absolute, so signals neither extend nor shorten it). A handler that dies
-leaves the wait cleanly; the process no longer counts as a waiter. In a
-Str C<*_wait> call this covers the time spent waiting for the queue's lock
-too. The non-blocking Str calls (C<push>, C<pop> and the rest) do not run
-handlers while they wait for the lock; signals that arrive meanwhile are
-handled when the call returns, and L</lock_timeout> bounds how long that
-can be (see L</The Str lock>).
+is absolute, so signals neither extend nor shorten it). Perl defers its
+handlers: the C-level handler only marks the signal pending. A wait looks
+at that mark before each sleep and sleeps at most a quarter of a second at
+a time, so a signal that arrives while the process is awake between two
+sleeps is handled within that quarter second, not at the deadline. A
+handler that dies leaves the wait cleanly; the process no longer counts as
+a waiter. In a Str C<*_wait> call this covers the time spent waiting for
+the queue's lock too. The non-blocking Str calls (C<push>, C<pop> and the
+rest) do not run handlers while they wait for the lock; signals that arrive
+meanwhile are handled when the call returns, and L</lock_timeout> bounds
+how long that can be (see L</The Str lock>).
 
 =head1 FORK AND THREADS
 
