@@ -1758,63 +1758,62 @@ C<cargo bench --bench ring -- str_pair> runs one group.
 =head2 Results
 
 One run of C<perl -Mblib bench/vs.pl 200000 3> on an otherwise idle
-machine, pasted as printed (the keywords were not built there, hence the
-C<skipped> keyword rows):
+machine, pasted as printed:
 
     Data::Queue::Shared 0.01, perl v5.36.0, N=200000, median of 3 runs
-    Intel(R) Xeon(R) Processor, 2 cores, Linux 6.18.44-fc-v973
+    AMD EPYC, 2 cores, Linux 6.18.44-fc-v1045
     Rates are items per second; the last column is the ratio to MCE::Queue
 
     SINGLE-PROCESS INTEGER PUSH+POP (interleaved)
-      Data::Queue::Shared::Int               9.6M/s    7.3x
-      Data::Queue::Shared::Int32             8.9M/s    6.8x
-      Data::Queue::Shared::Int16             8.7M/s    6.6x
-      MCE::Queue                             1.3M/s    1.0x
-      Thread::Queue                          741K/s    0.6x
-      IPC::Msg (SysV)                        620K/s    0.5x
-      Shared::Int keyword q_int_*        skipped: keywords not built
-      Shared::Int32 keyword q_int32_*    skipped: keywords not built
-      Shared::Int16 keyword q_int16_*    skipped: keywords not built
+      Shared::Int16 keyword q_int16_*       16.4M/s   21.7x
+      Shared::Int32 keyword q_int32_*       13.3M/s   17.6x
+      Shared::Int keyword q_int_*           12.1M/s   15.9x
+      Data::Queue::Shared::Int16             5.0M/s    6.6x
+      Data::Queue::Shared::Int32             4.4M/s    5.9x
+      Data::Queue::Shared::Int               4.4M/s    5.8x
+      MCE::Queue                             757K/s    1.0x
+      Thread::Queue                          382K/s    0.5x
+      IPC::Msg (SysV)                        247K/s    0.3x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     SINGLE-PROCESS STRING PUSH+POP (~50B, interleaved)
-      Data::Queue::Shared::Str               6.8M/s    5.4x
-      MCE::Queue                             1.3M/s    1.0x
-      Thread::Queue                          733K/s    0.6x
-      IPC::Msg (SysV)                        504K/s    0.4x
-      Shared::Str keyword q_str_*        skipped: keywords not built
+      Shared::Str keyword q_str_*            7.3M/s    9.6x
+      Data::Queue::Shared::Str               3.7M/s    4.9x
+      MCE::Queue                             761K/s    1.0x
+      Thread::Queue                          514K/s    0.7x
+      IPC::Msg (SysV)                        203K/s    0.3x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     BATCH PUSH+POP (100 per batch, integers)
-      Shared::Int push_multi+pop_multi      28.9M/s   11.1x
-      Shared::Int16 push_multi+pop_multi    26.7M/s   10.2x
+      Shared::Int16 push_multi+pop_multi    26.1M/s    9.9x
+      Shared::Int push_multi+pop_multi      23.9M/s    9.1x
       MCE::Queue                             2.6M/s    1.0x
-      Thread::Queue                          1.2M/s    0.5x
+      Thread::Queue                          1.3M/s    0.5x
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Msg (SysV)                    skipped: no batch API
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     CROSS-PROCESS (1 producer + 1 consumer, integers)
-      Shared::Int (batches of 100)          21.2M/s  141.4x
-      Shared::Int                            1.8M/s   11.8x
-      MCE::Queue (batches of 100)            1.7M/s   11.4x
-      IPC::Msg (SysV)                        716K/s    4.8x
-      MCE::Queue                             150K/s    1.0x
-      Thread::Queue (2 threads)               91K/s    0.6x
+      Shared::Int (batches of 100)          16.6M/s  203.9x
+      Shared::Int                            3.3M/s   40.2x
+      MCE::Queue (batches of 100)            1.3M/s   16.1x
+      IPC::Msg (SysV)                        262K/s    3.2x
+      MCE::Queue                              81K/s    1.0x
+      Thread::Queue (2 threads)               54K/s    0.7x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     CROSS-PROCESS (1 producer + 1 consumer, ~50B strings)
-      Shared::Str                            1.5M/s   11.6x
-      IPC::Msg (SysV)                        590K/s    4.7x
-      MCE::Queue                             127K/s    1.0x
-      Thread::Queue (2 threads)               92K/s    0.7x
+      Shared::Str                            2.3M/s   29.6x
+      IPC::Msg (SysV)                        263K/s    3.4x
+      MCE::Queue                              77K/s    1.0x
+      Thread::Queue (2 threads)               49K/s    0.6x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
