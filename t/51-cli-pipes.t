@@ -87,7 +87,7 @@ subtest 'dqs producer of Str lines, Perl consumer' => sub {
         last unless defined $v;
         push @got, $v;
     }
-    waitpid($pid, 0);
+    reap($pid);
     is $? >> 8, 0, 'dqs push - --wait exits 0';
     is_deeply \@got, [map { "line $_ \x{e9}" } 1 .. 300], 'all lines, decoded (UTF-8 flag set)';
     ok utf8::is_utf8($got[0]), 'flag on';
@@ -136,7 +136,7 @@ subtest 'blocked dqs pop is woken by a Perl push; blocked push by a Perl pop' =>
     $q->push(41);
     ok wait_for(sub { slurp($out) eq "41\n" }, 30), 'the first item is printed (flushed) before it waits again';
     $q->push(42);
-    waitpid($pid, 0);
+    reap($pid);
     is $? >> 8, 0, 'exit 0';
     is slurp($out), "41\n42\n", 'both printed';
 
@@ -147,7 +147,7 @@ subtest 'blocked dqs pop is woken by a Perl push; blocked push by a Perl pop' =>
     ok wait_for(sub { $q->stats->{push_waiters} == 1 && $q->size == 2 }, 30),
         '3 went in; waiting again for 4';
     is $q->pop, 2, 'Perl pops again';
-    waitpid($pid, 0);
+    reap($pid);
     is $? >> 8, 0, 'dqs push exits 0';
     is_deeply [$q->pop, $q->pop], [3, 4], 'both values arrived in order';
 };
@@ -159,7 +159,7 @@ subtest 'signals end a wait cleanly' => sub {
         my ($pid, undef, $err) = dqs_bg(['pop', $p, '--wait', 'inf']);
         ok wait_for(sub { $q->stats->{pop_waiters} == 1 }, 30), "waiting (for SIG$sig)";
         kill $sig, $pid;
-        waitpid($pid, 0);
+        reap($pid);
         my $st = $?;
         is $st & 127, POSIX->can("SIG$sig")->(), "dqs pop died of SIG$sig (shell status 128+N)";
         is $q->stats->{pop_waiters}, 0, 'and took itself out of the waiter count first';
@@ -180,7 +180,7 @@ subtest 'signals end a wait cleanly' => sub {
             my ($pid) = dqs_bg(['pop', $p, '--wait', 'inf']);
             Time::HiRes::sleep(($i % 10) * 0.003);
             kill 'INT', $pid;
-            waitpid($pid, 0);
+            reap($pid);
             $dead++ if ($? & 127) == POSIX::SIGINT();
         }
         is $dead, 30, 'SIGINT at 30 different moments: every dqs pop died of it';
@@ -205,13 +205,13 @@ subtest 'watch --count: size, rates and waiters' => sub {
     $r = dqs(['watch', $p, '--count', 1, '--interval', '0.05']);
     like $r->{out}, qr/waiting: push 0 pop 1$/, 'watch shows the waiter';
     $q->push(99);
-    waitpid($waiter, 0);
+    reap($waiter);
     is $? >> 8, 0, 'the waiter got its item';
 
     # Rates: push all the time watch runs; every refresh then sees pushes.
     my ($w, $out) = dqs_bg(['watch', $p, '--count', 3, '--interval', '0.2']);
     my $n = 0;
-    while (waitpid($w, POSIX::WNOHANG()) == 0) {
+    while (!defined reap($w, 1)) {
         $q->push($n++) or $q->clear;
         Time::HiRes::sleep(0.002);
     }

@@ -17,6 +17,7 @@ use File::Spec ();
 use FindBin ();
 use POSIX ();
 use Test::More ();
+use DQSTest ();
 
 our @EXPORT = qw($DQS dqs dqs_bg one_line_err slurp spew);
 
@@ -58,7 +59,8 @@ sub _files {
 
 # Start dqs with @$args; standard input from $opt{stdin} (a string) or
 # /dev/null. Returns ($pid, $out_file, $err_file). The child is a plain
-# fork + exec, reaped by the caller (DQSTest::reap or waitpid).
+# fork + exec, counted among the test's children (DQSTest::track, so the
+# watchdog kills it), which the caller reaps with DQSTest::reap.
 sub dqs_bg {
     my ($args, %opt) = @_;
     require File::Temp;
@@ -74,6 +76,7 @@ sub dqs_bg {
         { no warnings 'exec'; exec { $DQS } $DQS, @$args; }
         POSIX::_exit(127);
     }
+    DQSTest::track($pid);
     return ($pid, $out, $err);
 }
 
@@ -81,8 +84,8 @@ sub dqs_bg {
 sub dqs {
     my ($args, %opt) = @_;
     my ($pid, $out, $err) = dqs_bg($args, %opt);
-    waitpid($pid, 0) == $pid or die "waitpid: $!";
-    my $st = $?;
+    my $st = DQSTest::reap($pid);
+    die "waitpid: $!" if $st == -1;
     return {
         code   => $st >> 8,
         signal => $st & 127,

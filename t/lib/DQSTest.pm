@@ -26,7 +26,7 @@ use Time::HiRes ();
 
 our @EXPORT = qw(
     @INT_CLASSES HEADER_SIZE slot_size mmap_size_for
-    tmpdir spawn reap reap_ok kill_children
+    tmpdir spawn track reap reap_ok kill_children
     watchdog now between_ok wait_for
     NAN INF
 );
@@ -119,10 +119,21 @@ sub spawn {
     return $pid;
 }
 
-# Wait for one child; returns its raw wait status ($?).
-sub reap {
+# Count a child started some other way (a fork + exec) as ours: the
+# watchdog and the end of the test kill it if it is still running. Reap
+# it with reap (or reap_ok), which forgets it.
+sub track {
     my ($pid) = @_;
-    my $r = waitpid($pid, 0);
+    $KIDS{$pid} = 1;
+    return $pid;
+}
+
+# Wait for one child; returns its raw wait status ($?), which also stays in
+# $?. With $nohang, returns undef (and keeps the child) while it runs.
+sub reap {
+    my ($pid, $nohang) = @_;
+    my $r = waitpid($pid, $nohang ? POSIX::WNOHANG() : 0);
+    return undef if $nohang && $r == 0;
     my $status = $?;
     delete $KIDS{$pid};
     return $r == $pid ? $status : -1;
