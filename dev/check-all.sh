@@ -31,7 +31,7 @@ check fmt       cargo fmt --check
 check clippy    cargo clippy --all-targets -- -D warnings
 check loom      env RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test --release --lib loom
 if cargo +nightly miri --version >/dev/null 2>&1; then
-    check miri  env MIRIFLAGS=-Zmiri-disable-isolation cargo +nightly miri test --lib arena::
+    check miri  env MIRIFLAGS=-Zmiri-disable-isolation cargo +nightly miri test --lib -- arena:: ring::
 else
     skip miri "no nightly miri (rustup component add --toolchain nightly miri rust-src)"
 fi
