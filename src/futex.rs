@@ -5,7 +5,6 @@
 //! wall-clock jump changes nothing. The futex words live in shared memory, so
 //! the private (`FUTEX_PRIVATE_FLAG`) variants must not be used.
 
-#[cfg(not(loom))]
 use crate::sync::AtomicU32;
 
 /// An absolute point on `CLOCK_MONOTONIC`, or "never".
@@ -85,6 +84,18 @@ impl Deadline {
         (s, n) >= (self.sec, self.nsec)
     }
 
+    /// The earlier of `self` and `other`; a deadline that never comes is
+    /// later than any other.
+    pub(crate) fn earliest(self, other: Deadline) -> Deadline {
+        if other.forever != 0
+            || (self.forever == 0 && (self.sec, self.nsec) < (other.sec, other.nsec))
+        {
+            self
+        } else {
+            other
+        }
+    }
+
     /// Seconds left (0 when past; `None` when forever).
     pub fn remaining_secs(&self) -> Option<f64> {
         if self.forever != 0 {
@@ -125,6 +136,8 @@ static SIGNAL_FLAG: std::sync::atomic::AtomicPtr<libc::c_int> =
 /// is registered: how late a handler can run at worst (a signal landing in
 /// the few instructions between the flag check and the sleep), against
 /// four wake-ups a second of an idle waiter (a few microseconds of CPU).
+// Under loom no flag is ever registered, so nothing slices.
+#[cfg_attr(loom, allow(dead_code))]
 pub const SIGNAL_SLICE_SECS: f64 = 0.25;
 
 /// Register the flag that [`signal_pending`] reads (null: none).
@@ -141,7 +154,7 @@ pub unsafe fn set_signal_flag(flag: *const libc::c_int) {
 
 /// Whether the registered flag says a signal waits for its handler.
 #[inline]
-pub fn signal_pending() -> bool {
+fn signal_pending() -> bool {
     #[cfg(not(loom))]
     {
         let p = SIGNAL_FLAG.load(std::sync::atomic::Ordering::Acquire);
@@ -159,7 +172,7 @@ pub fn signal_pending() -> bool {
 /// The deadline for one sleep of an interruptible wait: `d`, or
 /// [`SIGNAL_SLICE_SECS`] from now if that is earlier and a signal flag is
 /// registered.
-pub fn slice(d: &Deadline) -> Deadline {
+fn slice(d: &Deadline) -> Deadline {
     #[cfg(not(loom))]
     {
         if SIGNAL_FLAG
@@ -168,17 +181,24 @@ pub fn slice(d: &Deadline) -> Deadline {
         {
             return *d;
         }
-        let p = Deadline::after_secs(SIGNAL_SLICE_SECS);
-        if d.forever != 0 || (p.sec, p.nsec) < (d.sec, d.nsec) {
-            p
-        } else {
-            *d
-        }
+        Deadline::after_secs(SIGNAL_SLICE_SECS).earliest(*d)
     }
     #[cfg(loom)]
     {
         *d
     }
+}
+
+/// [`wait`] for a caller that gives up on a signal: `Interrupted` without
+/// sleeping when the registered flag says a handler is due (see
+/// [`signal_pending`]), and with a flag registered a sleep of at most
+/// [`SIGNAL_SLICE_SECS`], after which it reports `TimedOut` even though
+/// `deadline` may not have passed (callers check it).
+pub fn wait_interruptible(word: &AtomicU32, expected: u32, deadline: &Deadline) -> WaitResult {
+    if signal_pending() {
+        return WaitResult::Interrupted;
+    }
+    wait(word, expected, &slice(deadline))
 }
 
 /// How a wait ended.

@@ -416,16 +416,12 @@ impl<'a> LockGuard<'a> {
 
 /// A point `ns` on CLOCK_MONOTONIC (nanoseconds), or `d` if that is earlier.
 fn earlier(d: &Deadline, ns: u64) -> Deadline {
-    let p = Deadline {
+    Deadline {
         sec: (ns / 1_000_000_000).min(i64::MAX as u64) as i64,
         nsec: (ns % 1_000_000_000) as i64,
         forever: 0,
-    };
-    if d.forever != 0 || (p.sec, p.nsec) < (d.sec, d.nsec) {
-        p
-    } else {
-        *d
     }
+    .earliest(*d)
 }
 
 /// The clock a waiter judges a holder stuck by: CLOCK_MONOTONIC in
@@ -587,16 +583,12 @@ fn lock_slow_robust(
                 Err(LockFail::TimedOut)
             };
         }
-        if interruptible && futex::signal_pending() {
-            // A handler is due (see futex::signal_pending): give up the
-            // wait so it can run, as an interrupted sleep would.
-            return if last_look(&mut got, &watch) {
-                Ok(got)
-            } else {
-                Err(LockFail::Interrupted)
-            };
-        }
-        let r = futex::wait(word, marked, &earlier(deadline, watch.check_at));
+        let until = earlier(deadline, watch.check_at);
+        let r = if interruptible {
+            futex::wait_interruptible(word, marked, &until)
+        } else {
+            futex::wait(word, marked, &until)
+        };
         clock.slept(r);
         let fail = match r {
             WaitResult::Interrupted if interruptible => LockFail::Interrupted,

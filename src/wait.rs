@@ -307,13 +307,7 @@ pub fn block_on<R>(
         // before our look here has dropped our count, and then nobody
         // would wake us for the next item.
         let slept = if r.is_none() && side.announced_in(epoch) {
-            if futex::signal_pending() {
-                // A handler is due (see futex::signal_pending): let it run
-                // rather than sleep through it.
-                WaitResult::Interrupted
-            } else {
-                futex::wait(side.futex, seen, &futex::slice(deadline))
-            }
+            futex::wait_interruptible(side.futex, seen, deadline)
         } else {
             WaitResult::Woken
         };
@@ -331,7 +325,7 @@ pub fn block_on<R>(
             WaitResult::Interrupted => return Waited::Interrupted,
             WaitResult::TimedOut => {
                 if !deadline.expired() {
-                    // Only a slice (futex::slice) ran out: sleep on.
+                    // Only a slice (futex::wait_interruptible) ran out: sleep on.
                     continue;
                 }
                 // One last look: the item may have come as the clock ran out.
