@@ -25,14 +25,22 @@
 //! # Counters are hints
 //!
 //! `head` and `tail` only say where to start looking. After a successful
-//! CAS the winner stores `p + 1` into the counter (a plain store, which a
-//! slower peer may even move back a little); anybody who finds the slot at
-//! the counter already published (producers) or taken (consumers) steps
-//! forward. A process killed between its slot CAS and its counter store
-//! leaves the counter one behind, which the next caller steps over. The
-//! walk only ever passes slots that were finished for their position, so
-//! positions are still filled and emptied in order: FIFO holds.
-//! [`Ring::pushed`] and [`Ring::popped`] settle the hint by the same walk.
+//! CAS the winner stores `p + 1` into the counter (a plain store); anybody
+//! who finds the slot at the counter already published (producers) or
+//! taken (consumers) steps forward. A process killed between its slot CAS
+//! and its counter store leaves the counter one behind, which the next
+//! caller steps over. A process *preempted* there moves the counter back
+//! when it runs again, by as far as its peers got meanwhile: millions of
+//! positions on a busy ring. So a walk that has stepped a few times
+//! leaps: a doubling search, then a bisection, finds the end of the run of
+//! finished slots in about `2 log2(lag)` looks (`Ring::leap`), and
+//! writes it back. The walk only ever passes slots that were finished for
+//! their position, so positions are still filled and emptied in order:
+//! FIFO holds. [`Ring::pushed`] and [`Ring::popped`] settle the hint by
+//! the same walk. (On narrow slots a counter that lags by more than 2^31
+//! positions reads as ahead of the ring; the slot it points at shows that,
+//! and the walk starts again from the slot's own position: see
+//! `Ring::rebase`.)
 //!
 //! # Batches
 //!
@@ -84,6 +92,21 @@ pub const REPAIR_AFTER_NS: u64 = 50_000_000;
 /// makes no sense (hostile or corrupted memory): far more than any number
 /// of real concurrent peers can cause.
 const MAX_WALK: u32 = 1 << 16;
+
+/// Walk steps over done positions after which a walk stops stepping one
+/// position at a time and searches for the end of the done run
+/// ([`Ring::leap`]). Real contention rarely passes a few positions; a
+/// hint written back late by a preempted process can lag by millions.
+/// Loom models leap at once, to check the search under every schedule.
+const LEAP_AFTER: u32 = if cfg!(loom) { 0 } else { 16 };
+
+/// The longest stride of [`Ring::leap`]'s doubling search.
+const LEAP_MAX: u64 = 1 << 29;
+
+/// Leaps one walk may take (each about a hundred looks at most); later
+/// steps go one at a time again, so hostile memory that makes every
+/// position look done costs a walk little more than [`MAX_WALK`] looks.
+const MAX_LEAPS: u32 = 64;
 
 /// One element type with its slot layout. Implemented for `i64`, `i32`,
 /// `i16`; sealed.
@@ -639,6 +662,15 @@ pub struct Ring<'a, T: Element> {
     hook: Hook,
 }
 
+/// [`Ring`]'s fields but the mask (see `Ring::parts`).
+type Parts<'a, T> = (
+    &'a AtomicU64,
+    &'a AtomicU64,
+    &'a [<T as Element>::Slot],
+    Option<&'a dyn RepairSource>,
+    Hook,
+);
+
 impl<'a, T: Element> Ring<'a, T> {
     /// A ring over `slots` (whose length is a power of two), without
     /// repair of stuck reservations (a stuck position stays
@@ -699,16 +731,105 @@ impl<'a, T: Element> Ring<'a, T> {
         }
     }
 
-    /// Where to look after finding `pos` already done: the hint if it is
-    /// ahead, else the next position.
+    /// Where to look after finding `pos` already done (published for a
+    /// producer, `lag == 0`; taken for a consumer, `lag == 1`) on the
+    /// `walked`th step: the next position, or, for [`MAX_LEAPS`] steps
+    /// once the walk is long, the end of the done run found by
+    /// [`leap`](Self::leap). (Not the hint, even if it moved ahead: a hint
+    /// can come from another 2^32 lap of a narrow ring, see `rebase`.)
     #[inline(always)]
-    fn step(hint: &AtomicU64, pos: u64) -> u64 {
-        let h = hint.load(Ordering::Relaxed);
-        if (h.wrapping_sub(pos) as i64) > 0 {
-            h
+    fn step(&self, hint: &AtomicU64, pos: u64, lag: u64, walked: u32) -> u64 {
+        if walked.wrapping_sub(LEAP_AFTER) < MAX_LEAPS {
+            Self::leap(self.slots, hint, pos, lag)
         } else {
             pos.wrapping_add(1)
         }
+    }
+
+    /// The first position after `pos` (done) that is not done, found with
+    /// a doubling search and then a bisection instead of a step at a time.
+    ///
+    /// A hint can lag far behind: a process preempted between its slot
+    /// CAS and its plain hint store writes back a position peers passed
+    /// long ago. Taken positions form a prefix (a consumer never passes a
+    /// published slot), and so do published ones apart from reserved
+    /// slots of batches in flight, which a producer may pass: their
+    /// reserver fills them or a consumer gives them up. So `done` is true
+    /// below the frontier and false from it, and the search finds it in
+    /// about `2 log2(distance)` looks. The frontier only moves forward, so
+    /// the answer is never past the real frontier: a consumer cannot skip
+    /// an item. The answer is written back to the hint (if still ahead of
+    /// it) for the peers. Strides stop doubling at 2^29: with a capacity
+    /// of at most 2^30, no look is then 2^31 or more from the sequence it
+    /// reads, which the 32-bit sequences of narrow slots could not place.
+    ///
+    /// Takes the slots, not `self`, so the fast paths that may call it
+    /// never have to lay the ring out in memory (see `unpublished_at`).
+    #[cold]
+    #[inline(never)]
+    fn leap(slots: &[T::Slot], hint: &AtomicU64, pos: u64, lag: u64) -> u64 {
+        let mask = slots.len() as u64 - 1;
+        let slot = |q: u64| &slots[(q & mask) as usize];
+        // Whether position `q` is done: its slot has moved past `q + lag`.
+        let done = |q: u64| {
+            let s = slot(q);
+            s.diff(s.seq(), q.wrapping_add(lag)) > 0
+        };
+        let mut lo = pos;
+        let mut gap = 1u64;
+        let mut hi = None;
+        // 64 doublings and capped strides: far beyond any real lag, and a
+        // bound for hostile memory where every position looks done.
+        for _ in 0..64 {
+            let q = lo.wrapping_add(gap);
+            if !done(q) {
+                hi = Some(q);
+                break;
+            }
+            lo = q;
+            gap = (gap * 2).min(LEAP_MAX);
+        }
+        let Some(mut hi) = hi else {
+            return lo.wrapping_add(1);
+        };
+        // Invariant: `lo` done, `hi` not; `hi - lo` fits the cap.
+        while hi.wrapping_sub(lo) > 1 {
+            let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
+            if done(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let h = hint.load(Ordering::Relaxed);
+        if slot(h).diff(hi, h) > 0 {
+            hint.store(hi, Ordering::Relaxed);
+        }
+        hi
+    }
+
+    /// Where to look again when position `pos` of one side (`lag` as in
+    /// [`step`](Self::step)) finds its slot `d` behind it, further than
+    /// any real schedule leaves one: a consumer's slot is always free for
+    /// `pos` or later (`d >= -1`), a producer's holds at least last lap's
+    /// position (`d >= -capacity`).
+    ///
+    /// Only a hint from another lap of the slots' sequences does that
+    /// (or scribbled memory). Positions are 64 bits, the sequences of
+    /// Int32 and Int16 slots 32: a process stopped between its slot CAS
+    /// and its hint store for more than 2^31 operations writes back a
+    /// position that the sequences read as ahead of the ring. The slot
+    /// itself says where the ring is: its sequence is within a capacity
+    /// of both frontiers, so a capacity before it is never past either,
+    /// and the walk (leaping) goes on from there. A narrow ring's
+    /// positions then continue on the hint's 2^32 lap, which the slots
+    /// cannot tell from the true one: every comparison of positions is
+    /// made in the slots' width.
+    #[inline(always)]
+    fn rebase(&self, pos: u64, lag: u64, d: i64) -> u64 {
+        pos.wrapping_add(lag)
+            .wrapping_add_signed(d)
+            .wrapping_sub(self.capacity())
     }
 
     /// Push `v` if there is room.
@@ -719,24 +840,62 @@ impl<'a, T: Element> Ring<'a, T> {
     /// never returns [`Miss::InFlight`].
     #[inline]
     pub fn try_push(&self, v: T) -> Result<(), Miss> {
-        let mut pos = self.tail.load(Ordering::Relaxed);
-        // Counted only off the fast path: a first-try push returns first.
+        let pos = self.tail.load(Ordering::Relaxed);
+        let slot = self.slot(pos);
+        if slot.diff(slot.seq(), pos) == 0 && slot.publish(pos, v) {
+            self.hit(Hook::PushClaimed);
+            self.tail.store(pos.wrapping_add(1), Ordering::Relaxed);
+            return Ok(());
+        }
+        Self::push_walk(self.parts(), pos, v)
+    }
+
+    /// The ring's fields, for the cold walks: passed as arguments, they
+    /// are only gathered in the cold branch, where a `&self` would make
+    /// the fast path lay the whole ring out in memory first (as would a
+    /// copy of it).
+    #[inline(always)]
+    fn parts(&self) -> Parts<'a, T> {
+        (self.head, self.tail, self.slots, self.repair, self.hook)
+    }
+
+    /// A ring from [`parts`](Self::parts).
+    #[inline(always)]
+    fn from_parts((head, tail, slots, repair, hook): Parts<'a, T>) -> Self {
+        Ring {
+            head,
+            tail,
+            slots,
+            mask: slots.len() as u64 - 1,
+            repair,
+            hook,
+        }
+    }
+
+    /// The rest of [`try_push`](Self::try_push) when its first try at
+    /// `pos` failed: the walk.
+    #[cold]
+    #[inline(never)]
+    fn push_walk(parts: Parts<'a, T>, mut pos: u64, v: T) -> Result<(), Miss> {
+        let r = Self::from_parts(parts);
         let mut walked = 0u32;
         loop {
-            let slot = self.slot(pos);
+            let slot = r.slot(pos);
             let d = slot.diff(slot.seq(), pos);
             if d == 0 {
                 if slot.publish(pos, v) {
-                    self.hit(Hook::PushClaimed);
-                    self.tail.store(pos.wrapping_add(1), Ordering::Relaxed);
+                    r.hit(Hook::PushClaimed);
+                    r.tail.store(pos.wrapping_add(1), Ordering::Relaxed);
                     return Ok(());
                 }
                 // Somebody else filled it: look again.
-            } else if d < 0 {
+            } else if d > 0 {
+                pos = r.step(r.tail, pos, 0, walked);
+            } else if d >= -(r.capacity() as i64) {
                 // The slot still holds last lap's value: full.
                 return Err(Miss::Settled);
             } else {
-                pos = Self::step(self.tail, pos);
+                pos = r.rebase(pos, 0, d);
             }
             walked += 1;
             if walked >= MAX_WALK {
@@ -754,24 +913,42 @@ impl<'a, T: Element> Ring<'a, T> {
     /// [`Ring::with_repair`], a position stuck long enough is given up).
     #[inline]
     pub fn try_pop(&self) -> Result<T, Miss> {
-        let mut pos = self.head.load(Ordering::Relaxed);
-        // Counted only off the fast path, as in `try_push`.
+        let pos = self.head.load(Ordering::Relaxed);
+        let slot = self.slot(pos);
+        if slot.diff(slot.seq(), pos.wrapping_add(1)) == 0 {
+            if let Some(v) = slot.take(pos, pos.wrapping_add(self.capacity())) {
+                self.hit(Hook::PopClaimed);
+                self.head.store(pos.wrapping_add(1), Ordering::Relaxed);
+                return Ok(v);
+            }
+        }
+        Self::pop_walk(self.parts(), pos)
+    }
+
+    /// The rest of [`try_pop`](Self::try_pop) when its first try at `pos`
+    /// failed: the walk.
+    #[cold]
+    #[inline(never)]
+    fn pop_walk(parts: Parts<'a, T>, mut pos: u64) -> Result<T, Miss> {
+        let r = Self::from_parts(parts);
         let mut walked = 0u32;
         loop {
-            let slot = self.slot(pos);
+            let slot = r.slot(pos);
             let d = slot.diff(slot.seq(), pos.wrapping_add(1));
             if d == 0 {
-                if let Some(v) = slot.take(pos, pos.wrapping_add(self.capacity())) {
-                    self.hit(Hook::PopClaimed);
-                    self.head.store(pos.wrapping_add(1), Ordering::Relaxed);
+                if let Some(v) = slot.take(pos, pos.wrapping_add(r.capacity())) {
+                    r.hit(Hook::PopClaimed);
+                    r.head.store(pos.wrapping_add(1), Ordering::Relaxed);
                     return Ok(v);
                 }
-            } else if d < 0 {
-                if let Some(m) = self.unpublished_at(pos) {
+            } else if d == -1 {
+                if let Some(m) = r.unpublished_at(pos) {
                     return Err(m);
                 }
+            } else if d > 0 {
+                pos = r.step(r.head, pos, 1, walked);
             } else {
-                pos = Self::step(self.head, pos);
+                pos = r.rebase(pos, 1, d);
             }
             walked += 1;
             if walked >= MAX_WALK {
@@ -800,9 +977,11 @@ impl<'a, T: Element> Ring<'a, T> {
         cap: u64,
         repair: Option<&dyn RepairSource>,
     ) -> Option<Miss> {
-        let tail = tail.load(Ordering::SeqCst);
         // `tail` in (pos, pos + capacity]: reserved, not yet published.
-        if tail.wrapping_sub(pos).wrapping_sub(1) >= cap {
+        // Compared in the slot's width, like the sequences: a hint may
+        // come from another 2^32 lap of a narrow ring's positions.
+        let ahead = slot.diff(tail.load(Ordering::SeqCst), pos);
+        if ahead < 1 || ahead > cap as i64 {
             return Some(Miss::Settled);
         }
         let Some(r) = repair.map(RepairSource::repair) else {
@@ -855,7 +1034,7 @@ impl<'a, T: Element> Ring<'a, T> {
         }
         let want = (vals.len() as u64).min(self.capacity());
         let mut pos = self.tail.load(Ordering::Relaxed);
-        for _ in 0..MAX_WALK {
+        for walked in 0..MAX_WALK {
             let slot = self.slot(pos);
             let d = slot.diff(slot.seq(), pos);
             if d == 0 {
@@ -900,10 +1079,12 @@ impl<'a, T: Element> Ring<'a, T> {
                     }
                     Err(cur) => pos = cur,
                 }
-            } else if d < 0 {
+            } else if d > 0 {
+                pos = self.step(self.tail, pos, 0, walked);
+            } else if d >= -(self.capacity() as i64) {
                 return Err(Miss::Settled);
             } else {
-                pos = Self::step(self.tail, pos);
+                pos = self.rebase(pos, 0, d);
             }
         }
         Err(Miss::Settled)
@@ -942,11 +1123,13 @@ impl<'a, T: Element> Ring<'a, T> {
                 // `None`: repaired, or the slot moved; look again, but
                 // count the step (a slot a repair cannot move, as hostile
                 // memory can leave one, would otherwise spin here forever).
-                if let Some(m) = self.unpublished_at(pos) {
+                if d < -1 {
+                    pos = self.rebase(pos, 1, d);
+                } else if let Some(m) = self.unpublished_at(pos) {
                     return Err(m);
                 }
             } else if n == 0 {
-                pos = Self::step(self.head, pos);
+                pos = self.step(self.head, pos, 1, walked);
             } else {
                 // A peer took this one; our run continues after it.
                 pos = pos.wrapping_add(1);
@@ -966,7 +1149,7 @@ impl<'a, T: Element> Ring<'a, T> {
     /// Best-effort look at the oldest value without taking it.
     pub fn peek(&self) -> Option<T> {
         let mut pos = self.head.load(Ordering::Acquire);
-        for _ in 0..MAX_WALK {
+        for walked in 0..MAX_WALK {
             let slot = self.slot(pos);
             let seq = slot.seq();
             let d = slot.diff(seq, pos.wrapping_add(1));
@@ -974,7 +1157,7 @@ impl<'a, T: Element> Ring<'a, T> {
                 return None;
             }
             if d > 0 {
-                pos = Self::step(self.head, pos);
+                pos = self.step(self.head, pos, 1, walked);
                 continue;
             }
             let v = slot.value();
@@ -988,17 +1171,24 @@ impl<'a, T: Element> Ring<'a, T> {
         None
     }
 
-    /// The first position at or after `hint` not yet finished from one
-    /// side: published (`producer`) or taken (consumer). At most one lap.
-    fn settle(&self, hint: u64, producer: bool) -> u64 {
-        let mut p = hint;
-        for _ in 0..self.capacity() {
+    /// The first position at or after `hint`'s value not yet finished
+    /// from one side: published (`lag == 0`) or taken (`lag == 1`).
+    fn settle(&self, hint: &AtomicU64, lag: u64) -> u64 {
+        let mut p = hint.load(Ordering::Acquire);
+        for walked in 0..MAX_WALK {
             let s = self.slot(p);
-            let target = if producer { p } else { p.wrapping_add(1) };
-            if s.diff(s.seq(), target) <= 0 {
+            let d = s.diff(s.seq(), p.wrapping_add(lag));
+            if d > 0 {
+                p = self.step(hint, p, lag, walked);
+            } else if d < if lag == 0 {
+                -(self.capacity() as i64)
+            } else {
+                -1
+            } {
+                p = self.rebase(p, lag, d);
+            } else {
                 break;
             }
-            p = p.wrapping_add(1);
         }
         p
     }
@@ -1007,12 +1197,10 @@ impl<'a, T: Element> Ring<'a, T> {
     pub fn len(&self) -> u64 {
         let head = self.popped();
         let tail = self.pushed();
-        let n = tail.wrapping_sub(head);
-        if n > (1 << 62) {
-            0
-        } else {
-            n.min(self.capacity())
-        }
+        // In the slots' width: the two may stand on different 2^32 laps
+        // of a narrow ring's positions (see `rebase`).
+        let n = self.slot(head).diff(tail, head);
+        n.clamp(0, self.capacity() as i64) as u64
     }
 
     /// Whether the ring is empty (a snapshot).
@@ -1023,12 +1211,12 @@ impl<'a, T: Element> Ring<'a, T> {
     /// Positions published so far (successful pushes plus given-up
     /// positions), exact when nobody is mid-operation.
     pub fn pushed(&self) -> u64 {
-        self.settle(self.tail.load(Ordering::Acquire), true)
+        self.settle(self.tail, 0)
     }
 
     /// Positions taken so far (successful pops plus given-up positions).
     pub fn popped(&self) -> u64 {
-        self.settle(self.head.load(Ordering::Acquire), false)
+        self.settle(self.head, 1)
     }
 }
 
@@ -1096,12 +1284,27 @@ mod tests {
     where
         T::Slot: Default,
     {
-        let head = AtomicU64::new(0);
-        let tail = AtomicU64::new(0);
+        with_ring_at::<T, R>(cap, 0, |r, _, _| f(r))
+    }
+
+    /// A ring of `cap` slots whose counters and slots start at position
+    /// `start`, with its counters.
+    fn with_ring_at<T: Element, R>(
+        cap: usize,
+        start: u64,
+        f: impl FnOnce(&Ring<T>, &AtomicU64, &AtomicU64) -> R,
+    ) -> R
+    where
+        T::Slot: Default,
+    {
+        let head = AtomicU64::new(start);
+        let tail = AtomicU64::new(start);
         let slots = heap_slots::<T>(cap);
         let r = Ring::<T>::new(&head, &tail, &slots);
-        r.init();
-        f(&r)
+        for p in start..start + cap as u64 {
+            slots[(p % cap as u64) as usize].init(p);
+        }
+        f(&r, &head, &tail)
     }
 
     struct RepairState {
@@ -1279,6 +1482,98 @@ mod tests {
         let mut out = [0; 8];
         assert_eq!(r.try_pop_batch(&mut out), Ok(4));
         assert_eq!(out[..4], [12, 13, 14, 15]);
+    }
+
+    /// A hint written back late by a process preempted between its slot
+    /// CAS and its store lags by as many positions as its peers moved
+    /// meanwhile: far more than `MAX_WALK` (this left a full 2P2C ring
+    /// looking empty to every consumer, and all four processes asleep).
+    /// Every operation and count still finds the frontier, in every width,
+    /// even when the lag passes the narrow slots' 32-bit sequences.
+    #[test]
+    fn hints_far_behind_are_leapt_over() {
+        fn run<T: Element + PartialEq + std::fmt::Debug>(lag: u64)
+        where
+            T::Slot: Default,
+        {
+            let start = 1u64 << 41;
+            with_ring_at::<T, _>(16, start, |r, head, tail| {
+                leap_over(r, head, tail, start, lag)
+            });
+        }
+        fn leap_over<T: Element + PartialEq + std::fmt::Debug>(
+            r: &Ring<T>,
+            head: &AtomicU64,
+            tail: &AtomicU64,
+            start: u64,
+            lag: u64,
+        ) {
+            let v = |i: i64| T::from_i64(i);
+            let ctx = format!("{} lag {lag:#x}", std::any::type_name::<T>());
+            // Hints `lag` behind wherever they are now.
+            let back = |c: &AtomicU64| c.store(c.load(Ordering::Relaxed) - lag, Ordering::Relaxed);
+            for i in 0..10 {
+                back(tail);
+                assert_eq!(r.try_push(v(i)), Ok(()), "{ctx} item {i}");
+            }
+            for i in 0..4 {
+                back(head);
+                assert_eq!(r.try_pop(), Ok(v(i)), "{ctx}");
+            }
+            back(head);
+            back(tail);
+            assert_eq!(r.len(), 6, "{ctx}");
+            back(head);
+            assert_eq!(r.peek(), Some(v(4)), "{ctx}");
+            back(head);
+            let mut out = [v(0); 3];
+            assert_eq!(r.try_pop_batch(&mut out), Ok(3), "{ctx}");
+            assert_eq!(out, [v(4), v(5), v(6)], "{ctx}");
+            back(tail);
+            assert_eq!(r.try_push_batch(&[v(10), v(11)]), Ok(2), "{ctx}");
+            // Fill it up, then one more: full, not lost.
+            for i in 12..23 {
+                back(tail);
+                assert_eq!(r.try_push(v(i)), Ok(()), "{ctx} item {i}");
+            }
+            back(tail);
+            assert_eq!(r.try_push(v(99)), Err(Miss::Settled), "{ctx}");
+            back(tail);
+            assert_eq!(r.try_push_batch(&[v(99)]), Err(Miss::Settled), "{ctx}");
+            back(head);
+            back(tail);
+            assert_eq!(r.len(), 16, "{ctx}");
+            for i in 7..23 {
+                back(head);
+                assert_eq!(r.try_pop(), Ok(v(i)), "{ctx} item {i}");
+            }
+            back(head);
+            assert_eq!(r.try_pop(), Err(Miss::Settled), "{ctx}");
+            back(head);
+            back(tail);
+            assert_eq!(r.len(), 0, "{ctx}");
+            // The searches wrote the frontier back to the hints, within
+            // the slots' width (a narrow ring may stay on another lap).
+            let width = if std::mem::size_of::<T>() == 8 {
+                u64::MAX
+            } else {
+                u32::MAX as u64
+            };
+            assert_eq!(r.pushed() & width, (start + 23) & width, "{ctx}");
+            assert_eq!(r.popped() & width, (start + 23) & width, "{ctx}");
+        }
+        let lags = [
+            100_000,
+            (1 << 31) + 7,
+            (1 << 32) + 3,
+            3 << 31,
+            (1 << 40) + 1,
+        ];
+        for lag in lags {
+            run::<i64>(lag);
+            run::<i32>(lag);
+            run::<i16>(lag);
+        }
     }
 
     #[test]
@@ -1478,13 +1773,9 @@ mod tests {
         where
             T::Slot: Default,
         {
-            let head = AtomicU64::new(start);
-            let tail = AtomicU64::new(start);
-            let slots = heap_slots::<T>(8);
-            let r = Ring::<T>::new(&head, &tail, &slots);
-            for p in start..start + 8 {
-                slots[(p & 7) as usize].init(p);
-            }
+            with_ring_at::<T, _>(8, start, |r, _, _| wrap_batches(r, start));
+        }
+        fn wrap_batches<T: Element + PartialEq + std::fmt::Debug>(r: &Ring<T>, start: u64) {
             let mut next_in = 0i64;
             let mut next_out = 0i64;
             for round in 0..rounds(2000) {
@@ -2015,5 +2306,41 @@ mod loom_tests {
             assert_eq!(first, Some(1));
             assert_eq!(rest, pushed);
         });
+    }
+
+    /// Hints three laps behind the slots, as a process preempted before
+    /// its hint store leaves them (and under loom every walk over done
+    /// slots leaps at once), then on another 2^32 lap of the narrow
+    /// sequences: a producer and two consumers racing from there lose and
+    /// duplicate nothing, and each consumer takes in order.
+    #[test]
+    fn loom_hints_far_behind() {
+        for lag in [6u64, (1 << 31) + 6] {
+            model(move || {
+                let s = Shared::new(2);
+                let start = 1u64 << 33;
+                for p in start..start + 2 {
+                    s.slots[(p & 1) as usize].init(p);
+                }
+                s.head.store(start - lag, Ordering::Relaxed);
+                s.tail.store(start - lag, Ordering::Relaxed);
+                let p = {
+                    let s = s.clone();
+                    loom::thread::spawn(move || try_push_each(&s, &[1, 2]))
+                };
+                let c = {
+                    let s = s.clone();
+                    loom::thread::spawn(move || s.ring().try_pop().ok())
+                };
+                let mine = s.ring().try_pop().ok();
+                let pushed = p.join().unwrap();
+                assert_eq!(pushed, [1, 2], "room for both, lag {lag:#x}");
+                let theirs = c.join().unwrap();
+                let rest = drain(&s);
+                let mut all: Vec<i32> = mine.into_iter().chain(theirs).chain(rest).collect();
+                all.sort_unstable();
+                assert_eq!(all, pushed, "lag {lag:#x}");
+            });
+        }
     }
 }
