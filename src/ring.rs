@@ -100,13 +100,11 @@ const MAX_WALK: u32 = 1 << 16;
 /// Loom models leap at once, to check the search under every schedule.
 const LEAP_AFTER: u32 = if cfg!(loom) { 0 } else { 16 };
 
-/// The longest stride of [`Ring::leap`]'s doubling search.
-const LEAP_MAX: u64 = 1 << 29;
-
-/// Leaps one walk may take (each about a hundred looks at most); later
-/// steps go one at a time again, so hostile memory that makes every
+/// Leaps one walk may take (each about a hundred looks at most; one finds
+/// a real frontier, a few more follow one that peers move meanwhile);
+/// later steps go one at a time again, so hostile memory that makes every
 /// position look done costs a walk little more than [`MAX_WALK`] looks.
-const MAX_LEAPS: u32 = 64;
+const MAX_LEAPS: u32 = 8;
 
 /// One element type with its slot layout. Implemented for `i64`, `i32`,
 /// `i16`; sealed.
@@ -154,6 +152,11 @@ mod sealed {
 /// that checks the sequence number, so a slot can never be changed by a
 /// process whose view of it is out of date.
 pub trait SlotOps<T> {
+    /// The longest stride of a leap's doubling search (`Ring::leap`):
+    /// 2^62 for 64-bit sequences; 2^29 for 32-bit ones, so that with a
+    /// capacity of at most 2^30 no look is 2^31 or more from the sequence
+    /// it reads, which 32 bits could not place.
+    const STRIDE: u64;
     /// The slot's sequence number, widened. SeqCst: the waiters' re-check
     /// pairs it with their announcement (see `wait.rs`).
     fn seq(&self) -> u64;
@@ -224,6 +227,7 @@ macro_rules! word_slot_impl {
             }
         }
         impl SlotOps<$t> for $slot {
+            const STRIDE: u64 = 1 << 29;
             #[inline(always)]
             fn seq(&self) -> u64 {
                 self.word.load(Ordering::SeqCst) as u32 as u64
@@ -411,6 +415,7 @@ unsafe fn cas128(dst: *mut u64, old: (u64, u64), new: (u64, u64)) -> Result<(), 
 
 #[cfg(not(loom))]
 impl SlotOps<i64> for Slot64 {
+    const STRIDE: u64 = 1 << 62;
     #[inline(always)]
     fn seq(&self) -> u64 {
         self.seq.load(Ordering::SeqCst)
@@ -495,6 +500,7 @@ pub struct Slot64 {
 
 #[cfg(loom)]
 impl SlotOps<i64> for Slot64 {
+    const STRIDE: u64 = 1 << 62;
     fn seq(&self) -> u64 {
         self.pair.lock().unwrap().0
     }
@@ -759,9 +765,8 @@ impl<'a, T: Element> Ring<'a, T> {
     /// about `2 log2(distance)` looks. The frontier only moves forward, so
     /// the answer is never past the real frontier: a consumer cannot skip
     /// an item. The answer is written back to the hint (if still ahead of
-    /// it) for the peers. Strides stop doubling at 2^29: with a capacity
-    /// of at most 2^30, no look is then 2^31 or more from the sequence it
-    /// reads, which the 32-bit sequences of narrow slots could not place.
+    /// it) for the peers. Strides stop doubling at the slot's
+    /// [`STRIDE`](SlotOps::STRIDE).
     ///
     /// Takes the slots, not `self`, so the fast paths that may call it
     /// never have to lay the ring out in memory (see `unpublished_at`).
@@ -787,7 +792,7 @@ impl<'a, T: Element> Ring<'a, T> {
                 break;
             }
             lo = q;
-            gap = (gap * 2).min(LEAP_MAX);
+            gap = (gap * 2).min(T::Slot::STRIDE);
         }
         let Some(mut hi) = hi else {
             return lo.wrapping_add(1);
@@ -825,11 +830,17 @@ impl<'a, T: Element> Ring<'a, T> {
     /// positions then continue on the hint's 2^32 lap, which the slots
     /// cannot tell from the true one: every comparison of positions is
     /// made in the slots' width.
+    ///
+    /// `None` once the walk has `walked` past its leaping part: a real
+    /// hint needs one new start, early; later ones only come from
+    /// scribbled memory, where going on would walk to [`MAX_WALK`].
     #[inline(always)]
-    fn rebase(&self, pos: u64, lag: u64, d: i64) -> u64 {
-        pos.wrapping_add(lag)
-            .wrapping_add_signed(d)
-            .wrapping_sub(self.capacity())
+    fn rebase(&self, pos: u64, lag: u64, d: i64, walked: u32) -> Option<u64> {
+        (walked < LEAP_AFTER + MAX_LEAPS).then(|| {
+            pos.wrapping_add(lag)
+                .wrapping_add_signed(d)
+                .wrapping_sub(self.capacity())
+        })
     }
 
     /// Push `v` if there is room.
@@ -895,7 +906,7 @@ impl<'a, T: Element> Ring<'a, T> {
                 // The slot still holds last lap's value: full.
                 return Err(Miss::Settled);
             } else {
-                pos = r.rebase(pos, 0, d);
+                pos = r.rebase(pos, 0, d, walked).ok_or(Miss::Settled)?;
             }
             walked += 1;
             if walked >= MAX_WALK {
@@ -948,7 +959,7 @@ impl<'a, T: Element> Ring<'a, T> {
             } else if d > 0 {
                 pos = r.step(r.head, pos, 1, walked);
             } else {
-                pos = r.rebase(pos, 1, d);
+                pos = r.rebase(pos, 1, d, walked).ok_or(Miss::Settled)?;
             }
             walked += 1;
             if walked >= MAX_WALK {
@@ -1084,7 +1095,7 @@ impl<'a, T: Element> Ring<'a, T> {
             } else if d >= -(self.capacity() as i64) {
                 return Err(Miss::Settled);
             } else {
-                pos = self.rebase(pos, 0, d);
+                pos = self.rebase(pos, 0, d, walked).ok_or(Miss::Settled)?;
             }
         }
         Err(Miss::Settled)
@@ -1124,7 +1135,10 @@ impl<'a, T: Element> Ring<'a, T> {
                 // count the step (a slot a repair cannot move, as hostile
                 // memory can leave one, would otherwise spin here forever).
                 if d < -1 {
-                    pos = self.rebase(pos, 1, d);
+                    match self.rebase(pos, 1, d, walked) {
+                        Some(p) => pos = p,
+                        None => break,
+                    }
                 } else if let Some(m) = self.unpublished_at(pos) {
                     return Err(m);
                 }
@@ -1185,7 +1199,10 @@ impl<'a, T: Element> Ring<'a, T> {
             } else {
                 -1
             } {
-                p = self.rebase(p, lag, d);
+                match self.rebase(p, lag, d, walked) {
+                    Some(q) => p = q,
+                    None => break,
+                }
             } else {
                 break;
             }
@@ -1511,7 +1528,12 @@ mod tests {
             let v = |i: i64| T::from_i64(i);
             let ctx = format!("{} lag {lag:#x}", std::any::type_name::<T>());
             // Hints `lag` behind wherever they are now.
-            let back = |c: &AtomicU64| c.store(c.load(Ordering::Relaxed) - lag, Ordering::Relaxed);
+            let back = |c: &AtomicU64| {
+                c.store(
+                    c.load(Ordering::Relaxed).wrapping_sub(lag),
+                    Ordering::Relaxed,
+                )
+            };
             for i in 0..10 {
                 back(tail);
                 assert_eq!(r.try_push(v(i)), Ok(()), "{ctx} item {i}");

@@ -1554,17 +1554,17 @@ slot at C<tail> already published, or a consumer that finds it already
 taken, steps forward; so a process killed between its CAS and its counter
 store only costs a step. A process preempted there stores an older value
 when it runs again, possibly millions of positions back; after 16 steps a
-walk therefore searches for the end of the finished run (doubling strides
-of at most C<2**29>, then bisection) and stores what it found. Finished
-positions form a prefix (a consumer never passes a published slot, a
-producer passes only slots reserved by a batch), so the search never
-skips an item. A slot that is further behind its position than any
-schedule leaves one (a consumer's slot is always free for its position or
-later; a producer's holds at least the previous lap's) means the counter
-came from another C<2**32> lap of the 32-bit sequences below; the walk
-starts again a capacity before that slot's own sequence. A walk gives up
-(reports full or empty) after 65536 steps, which only corrupted memory
-can cause.
+walk therefore searches for the end of the finished run (doubling strides,
+at most C<2**29> on Int32 and Int16, then bisection) and stores what it
+found. Finished positions form a prefix (a consumer never passes a
+published slot, a producer passes only slots reserved by a batch), so the
+search never skips an item. A slot that is further behind its position
+than any schedule leaves one (a consumer's slot is always free for its
+position or later; a producer's holds at least the previous lap's) means
+the counter came from another C<2**32> lap of the 32-bit sequences below;
+early in a walk, it starts again a capacity before that slot's own
+sequence. A walk gives up (reports full or empty) after 65536 steps, which
+only corrupted memory can cause.
 
 =item *
 
