@@ -813,11 +813,22 @@ impl<'a, T: Element> Ring<'a, T> {
         hi
     }
 
-    /// Where to look again when position `pos` of one side (`lag` as in
-    /// [`step`](Self::step)) finds its slot `d` behind it, further than
-    /// any real schedule leaves one: a consumer's slot is always free for
-    /// `pos` or later (`d >= -1`), a producer's holds at least last lap's
-    /// position (`d >= -capacity`).
+    /// Whether a slot found `d` from the position of one side (`lag` as
+    /// in [`step`](Self::step)) is further behind it than any real
+    /// schedule leaves one: a consumer's slot is always free for its
+    /// position or later (`d >= -1`), a producer's holds at least last
+    /// lap's position (`d >= -capacity`). Then [`rebase`](Self::rebase).
+    #[inline(always)]
+    fn behind(&self, d: i64, lag: u64) -> bool {
+        d < if lag == 0 {
+            -(self.capacity() as i64)
+        } else {
+            -1
+        }
+    }
+
+    /// Where to look again when position `pos` of one side found its slot
+    /// `d` [`behind`](Self::behind) it.
     ///
     /// Only a hint from another lap of the slots' sequences does that
     /// (or scribbled memory). Positions are 64 bits, the sequences of
@@ -902,7 +913,7 @@ impl<'a, T: Element> Ring<'a, T> {
                 // Somebody else filled it: look again.
             } else if d > 0 {
                 pos = r.step(r.tail, pos, 0, walked);
-            } else if d >= -(r.capacity() as i64) {
+            } else if !r.behind(d, 0) {
                 // The slot still holds last lap's value: full.
                 return Err(Miss::Settled);
             } else {
@@ -952,14 +963,12 @@ impl<'a, T: Element> Ring<'a, T> {
                     r.head.store(pos.wrapping_add(1), Ordering::Relaxed);
                     return Ok(v);
                 }
-            } else if d == -1 {
-                if let Some(m) = r.unpublished_at(pos) {
-                    return Err(m);
-                }
             } else if d > 0 {
                 pos = r.step(r.head, pos, 1, walked);
-            } else {
+            } else if r.behind(d, 1) {
                 pos = r.rebase(pos, 1, d, walked).ok_or(Miss::Settled)?;
+            } else if let Some(m) = r.unpublished_at(pos) {
+                return Err(m);
             }
             walked += 1;
             if walked >= MAX_WALK {
@@ -1092,7 +1101,7 @@ impl<'a, T: Element> Ring<'a, T> {
                 }
             } else if d > 0 {
                 pos = self.step(self.tail, pos, 0, walked);
-            } else if d >= -(self.capacity() as i64) {
+            } else if !self.behind(d, 0) {
                 return Err(Miss::Settled);
             } else {
                 pos = self.rebase(pos, 0, d, walked).ok_or(Miss::Settled)?;
@@ -1131,10 +1140,7 @@ impl<'a, T: Element> Ring<'a, T> {
                 if n > 0 {
                     break;
                 }
-                // `None`: repaired, or the slot moved; look again, but
-                // count the step (a slot a repair cannot move, as hostile
-                // memory can leave one, would otherwise spin here forever).
-                if d < -1 {
+                if self.behind(d, 1) {
                     match self.rebase(pos, 1, d, walked) {
                         Some(p) => pos = p,
                         None => break,
@@ -1142,6 +1148,9 @@ impl<'a, T: Element> Ring<'a, T> {
                 } else if let Some(m) = self.unpublished_at(pos) {
                     return Err(m);
                 }
+                // Else repaired, or the slot moved: look again, but count
+                // the step (a slot a repair cannot move, as hostile memory
+                // can leave one, would otherwise spin here forever).
             } else if n == 0 {
                 pos = self.step(self.head, pos, 1, walked);
             } else {
@@ -1194,11 +1203,7 @@ impl<'a, T: Element> Ring<'a, T> {
             let d = s.diff(s.seq(), p.wrapping_add(lag));
             if d > 0 {
                 p = self.step(hint, p, lag, walked);
-            } else if d < if lag == 0 {
-                -(self.capacity() as i64)
-            } else {
-                -1
-            } {
+            } else if self.behind(d, lag) {
                 match self.rebase(p, lag, d, walked) {
                     Some(q) => p = q,
                     None => break,
