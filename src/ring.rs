@@ -1176,6 +1176,10 @@ impl<'a, T: Element> Ring<'a, T> {
             let slot = self.slot(pos);
             let seq = slot.seq();
             let d = slot.diff(seq, pos.wrapping_add(1));
+            if self.behind(d, 1) {
+                pos = self.rebase(pos, 1, d, walked)?;
+                continue;
+            }
             if d < 0 {
                 return None;
             }
@@ -1543,6 +1547,8 @@ mod tests {
                 back(tail);
                 assert_eq!(r.try_push(v(i)), Ok(()), "{ctx} item {i}");
             }
+            back(head);
+            assert_eq!(r.peek(), Some(v(0)), "{ctx}");
             for i in 0..4 {
                 back(head);
                 assert_eq!(r.try_pop(), Ok(v(i)), "{ctx}");
