@@ -25,7 +25,7 @@ use crate::sync::{AtomicU32, AtomicU64};
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// Size of the header; slots start here.
 pub const HEADER_SIZE: usize = 256;
 /// Smallest capacity; requests below are raised to it.
@@ -116,45 +116,44 @@ pub struct Header {
 
     // ---- line 1: consumer side ----
     /// Int: where consumers start looking for the next item (a hint; see
-    /// the `ring` module). Str: index of the first item.
+    /// the `ring` module). Str: state copy 0's index of the first item
+    /// (see [`StrCopy`]).
     pub head: AtomicU64,
     /// Pops (and waits) that found the queue empty.
     pub pop_empty: AtomicU64,
-    /// Str: items popped. Int: positions given up by slot repair
+    /// Str: copy 0's item count. Int: positions given up by slot repair
     /// ([`Header::int_skipped`]).
-    pub str_pop_ok: AtomicU64,
-    /// Str: arena offset where the oldest item's bytes start. Int: see
-    /// [`Header::int_stuck_pos`].
-    pub arena_rd: AtomicU64,
-    /// Str commit journal, first half: the new `head`, `tail`, `arena_rd`
-    /// and `arena_wr` (see [`Header::journal`]). Int: see
-    /// [`Header::int_stuck_since`].
-    pub jrnl_head: AtomicU64,
-    /// Journal: new `tail`.
-    pub jrnl_tail: AtomicU64,
-    /// Journal: new `arena_rd`.
-    pub jrnl_arena_rd: AtomicU64,
-    /// Journal: new `arena_wr`.
-    pub jrnl_arena_wr: AtomicU64,
+    pub c0_count: AtomicU64,
+    /// Str: copy 0's `rd`. Int: see [`Header::int_stuck_pos`].
+    pub c0_rd: AtomicU64,
+    /// Str: copy 0's `wr`. Int: see [`Header::int_stuck_since`].
+    pub c0_wr: AtomicU64,
+    /// Str: copy 0's `used`.
+    pub c0_used: AtomicU64,
+    /// Str: copy 0's `push_ok`.
+    pub c0_push_ok: AtomicU64,
+    /// Str: copy 0's `pop_ok`.
+    pub c0_pop_ok: AtomicU64,
 
     // ---- line 2: producer side ----
     /// Int: where producers start looking for a free slot (a hint, moved
-    /// by a CAS only to reserve a batch). Str: items in the queue.
+    /// by a CAS only to reserve a batch). Str: state copy 1's index of the
+    /// first item.
     pub tail: AtomicU64,
     /// Pushes (and waits) that found the queue full.
     pub push_full: AtomicU64,
-    /// Str: items pushed (Int derives it from `tail`).
-    pub str_push_ok: AtomicU64,
-    /// Str: arena offset where the next item's bytes go.
-    pub arena_wr: AtomicU64,
-    /// Str: arena bytes in use, wrap waste included.
-    pub arena_used: AtomicU64,
-    /// Journal: new `arena_used`.
-    pub jrnl_arena_used: AtomicU64,
-    /// Journal: new `str_push_ok`.
-    pub jrnl_push_ok: AtomicU64,
-    /// Journal: new `str_pop_ok`.
-    pub jrnl_pop_ok: AtomicU64,
+    /// Str: copy 1's item count.
+    pub c1_count: AtomicU64,
+    /// Str: copy 1's `rd`.
+    pub c1_rd: AtomicU64,
+    /// Str: copy 1's `wr`.
+    pub c1_wr: AtomicU64,
+    /// Str: copy 1's `used`.
+    pub c1_used: AtomicU64,
+    /// Str: copy 1's `push_ok`.
+    pub c1_push_ok: AtomicU64,
+    /// Str: copy 1's `pop_ok`.
+    pub c1_pop_ok: AtomicU64,
 
     // ---- line 3: rarely written ----
     /// Consumers blocked in a wait (announced before they sample the queue).
@@ -167,11 +166,8 @@ pub struct Header {
     pub push_futex: AtomicU32,
     /// Str: the lock word (0 free, else owner pid; high bit = contended).
     pub lock: AtomicU32,
-    /// Str: 1 while the `jrnl_*` words hold a complete new state that may
-    /// not be applied yet; 0 otherwise. A lock holder that finds 1 (its
-    /// predecessor died mid-commit) copies the journal over the live
-    /// fields first.
-    pub journal: AtomicU32,
+    /// Str: which state copy is current (its low bit; see [`StrCopy`]).
+    pub current: AtomicU32,
     /// Crash recoveries performed (lock takeovers, slot repairs).
     pub recoveries: AtomicU64,
     /// Items removed by `clear` (Int: subtracted from pop_ok).
@@ -187,23 +183,64 @@ pub struct Header {
 
 impl Header {
     /// Int: position + 1 of the batch reservation consumers last found
-    /// stuck unpublished, 0 for none (the word is Str's `arena_rd`). See
-    /// the `ring` module docs.
+    /// stuck unpublished, 0 for none (the word is Str's `c0_rd`). See the
+    /// `ring` module docs.
     pub fn int_stuck_pos(&self) -> &AtomicU64 {
-        &self.arena_rd
+        &self.c0_rd
     }
 
     /// Int: CLOCK_MONOTONIC nanoseconds when that position was first found
-    /// stuck (Str's `jrnl_head`).
+    /// stuck (Str's `c0_wr`).
     pub fn int_stuck_since(&self) -> &AtomicU64 {
-        &self.jrnl_head
+        &self.c0_wr
     }
 
     /// Int: positions given up by slot repair; they hold no item and are
-    /// subtracted from the push and pop counts (Str's `str_pop_ok`).
+    /// subtracted from the push and pop counts (Str's `c0_count`).
     pub fn int_skipped(&self) -> &AtomicU64 {
-        &self.str_pop_ok
+        &self.c0_count
     }
+
+    /// Str: state copy `c` (its low bit): header line 1 for copy 0, line
+    /// 2 for copy 1.
+    #[inline(always)]
+    pub fn str_copy(&self, c: u32) -> &StrCopy {
+        let at = 64 + 64 * (c as usize & 1);
+        // SAFETY: lines 1 and 2 of the header are each eight AtomicU64
+        // fields, the layout of StrCopy (asserted below), 64-byte aligned
+        // (the header is); the reference lives no longer than `self`, and
+        // atomics may alias the named fields.
+        unsafe {
+            &*(self as *const Header)
+                .cast::<u8>()
+                .add(at)
+                .cast::<StrCopy>()
+        }
+    }
+}
+
+/// Str: one of the two copies of the queue state, overlaid on header line
+/// 1 (copy 0: `head`, `pop_empty`, `c0_*`) or line 2 (copy 1: `tail`,
+/// `push_full`, `c1_*`). `Header::current` names the current copy; a
+/// commit writes the other one and then flips `current` (see strq.rs).
+#[repr(C, align(64))]
+pub struct StrCopy {
+    /// Slot index of the front item (kept below the capacity).
+    pub head: AtomicU64,
+    /// Not state: that line's `pop_empty` or `push_full` counter.
+    pub missed: AtomicU64,
+    /// Items in the queue (0 ..= capacity).
+    pub count: AtomicU64,
+    /// Arena offset where the front item's charge starts.
+    pub rd: AtomicU64,
+    /// Arena offset where the back item's charge ends.
+    pub wr: AtomicU64,
+    /// Arena bytes charged to the items present, wrap waste included.
+    pub used: AtomicU64,
+    /// Items pushed, ever (an exact counter).
+    pub push_ok: AtomicU64,
+    /// Items popped, ever (an exact counter).
+    pub pop_ok: AtomicU64,
 }
 
 #[cfg(not(loom))]
@@ -213,10 +250,16 @@ const _: () = {
     assert!(std::mem::offset_of!(Header, head) == 64);
     assert!(std::mem::offset_of!(Header, tail) == 128);
     assert!(std::mem::offset_of!(Header, pop_waiters) == 192);
-    assert!(std::mem::offset_of!(Header, jrnl_head) == 96);
-    assert!(std::mem::offset_of!(Header, jrnl_arena_used) == 168);
+    assert!(std::mem::offset_of!(Header, c0_count) == 80);
+    assert!(std::mem::offset_of!(Header, c0_pop_ok) == 120);
+    assert!(std::mem::offset_of!(Header, c1_count) == 144);
+    assert!(std::mem::offset_of!(Header, c1_pop_ok) == 184);
+    assert!(std::mem::size_of::<StrCopy>() == 64);
+    assert!(std::mem::offset_of!(StrCopy, missed) == 8);
+    assert!(std::mem::offset_of!(StrCopy, count) == 16);
+    assert!(std::mem::offset_of!(StrCopy, pop_ok) == 56);
     assert!(std::mem::offset_of!(Header, lock) == 208);
-    assert!(std::mem::offset_of!(Header, journal) == 212);
+    assert!(std::mem::offset_of!(Header, current) == 212);
     assert!(std::mem::offset_of!(Header, lock_owner) == 248);
 };
 

@@ -148,8 +148,9 @@
 //! The integer queues' rules are in the [`ring`] module. A [`StrQueue`]
 //! lock held by a dead process is taken over by the next locker (checked
 //! with `kill(pid, 0)` and `/proc/<pid>/stat`, guarded against pid reuse;
-//! see [`lock`]), and a commit journal in the header completes any update
-//! the dead holder left half applied.
+//! see [`lock`]); the header keeps two copies of the queue state and a
+//! commit writes the one not in use before switching to it with one
+//! store, so a dead holder's update either happened or did not.
 //!
 //! # On-disk format
 //!
@@ -189,25 +190,25 @@
 //!  40  u64   arena_off        Str: 256 + 16 * capacity; else 0
 //!  48  u64   arena_cap        Str: arena bytes, 4096 ..= 2^32; else 0
 //!  56  u64   total_size       header + slots + arena
-//!  64  u64   head             Int: see the ring module; Str: front slot index
+//!  64  u64   head             Int: see the ring module; Str: copy 0's head
 //!  72  u64   pop_empty        atomic counter: pops that found it empty
-//!  80  u64   str_pop_ok       Str: items popped; Int: positions given up
+//!  80  u64   c0_count         Str: copy 0's count; Int: positions given up
 //!                             by slot repair (`Header::int_skipped`)
-//!  88  u64   arena_rd         Str: where the front item's charge starts;
-//!                             Int: 1 + position found stuck, or 0
-//!  96  u64   jrnl_head        Str journal: new head; Int: when (monotonic
-//!                             ns) that position was first found stuck
-//! 104  u64   jrnl_tail        Str journal: new tail
-//! 112  u64   jrnl_arena_rd    Str journal: new arena_rd
-//! 120  u64   jrnl_arena_wr    Str journal: new arena_wr
-//! 128  u64   tail             Int: see the ring module; Str: item count
+//!  88  u64   c0_rd            Str: copy 0's rd; Int: 1 + position found
+//!                             stuck, or 0
+//!  96  u64   c0_wr            Str: copy 0's wr; Int: when (monotonic ns)
+//!                             that position was first found stuck
+//! 104  u64   c0_used          Str: copy 0's used
+//! 112  u64   c0_push_ok       Str: copy 0's push_ok
+//! 120  u64   c0_pop_ok        Str: copy 0's pop_ok
+//! 128  u64   tail             Int: see the ring module; Str: copy 1's head
 //! 136  u64   push_full        atomic counter: pushes that found it full
-//! 144  u64   str_push_ok      Str: items pushed
-//! 152  u64   arena_wr         Str: where the back item's charge ends
-//! 160  u64   arena_used       Str: arena bytes charged to the items
-//! 168  u64   jrnl_arena_used  Str journal: new arena_used
-//! 176  u64   jrnl_push_ok     Str journal: new str_push_ok
-//! 184  u64   jrnl_pop_ok      Str journal: new str_pop_ok
+//! 144  u64   c1_count         Str: copy 1's count
+//! 152  u64   c1_rd            Str: copy 1's rd
+//! 160  u64   c1_wr            Str: copy 1's wr
+//! 168  u64   c1_used          Str: copy 1's used
+//! 176  u64   c1_push_ok       Str: copy 1's push_ok
+//! 184  u64   c1_pop_ok        Str: copy 1's pop_ok
 //! 192  u32   pop_waiters      atomic: consumers blocked now (low 24 bits)
 //!                             and an epoch (high 8 bits)
 //! 196  u32   pop_futex        futex word consumers sleep on: wake-ups
@@ -215,7 +216,7 @@
 //! 200  u32   push_waiters     atomic: producers blocked now, as above
 //! 204  u32   push_futex       futex word producers sleep on, as above
 //! 208  u32   lock             Str: lock word (0, or pid | 0x8000_0000)
-//! 212  u32   journal          Str: 1 while the journal holds a commit
+//! 212  u32   current          Str: which state copy is current (bit 0)
 //! 216  u64   recoveries       crash recoveries
 //! 224  u64   cleared          items removed by clear
 //! 232  u64   lock_acquired    Str: lock acquisitions
@@ -271,9 +272,8 @@
 //! ## Str slots and arena
 //!
 //! Everything a Str queue keeps besides the atomic counters and waiter
-//! words (`head`, `tail`, `arena_rd`, `arena_wr`, `arena_used`,
-//! `str_push_ok`, `str_pop_ok`, `cleared`, the `jrnl_*` words, the slots
-//! and the arena bytes) is read and written only by the holder of the lock.
+//! words (the two state copies, `current`, `cleared`, the slots and the
+//! arena bytes) is read and written only by the holder of the lock.
 //!
 //! * **Lock.** `lock` is 0 when free; when held, bits 0..=30 hold the
 //!   holder's pid and bit 31 is set when others may be sleeping on the
@@ -284,20 +284,22 @@
 //!   (release) and `FUTEX_WAKE` one waiter if bit 31 was set. A holder
 //!   found dead (see [`lock`]) is replaced by one CAS `dead -> me | bit 31`,
 //!   and the winner counts it in `recoveries`.
-//! * **Journal.** After taking the lock, and before reading anything else,
-//!   a holder that finds `journal == 1` copies the seven `jrnl_*` words
-//!   over `head`, `tail`, `arena_rd`, `arena_wr`, `arena_used`,
-//!   `str_push_ok`, `str_pop_ok` and stores `journal = 0`. To commit a
-//!   change, a holder writes the new values of those seven words to the
-//!   journal, stores `journal = 1` (release), writes the live words, then
-//!   stores `journal = 0` (release) before unlocking. Item bytes and slots
-//!   are written before the journal, and only in space no item owns.
-//! * **Items.** The queue holds `tail` items in slots `head`, `head + 1`,
-//!   ..., `head + tail - 1` (each modulo `capacity`; `head < capacity`). A
-//!   back push fills slot `head + tail` and increments `tail`; a front push
-//!   decrements `head` (mod `capacity`) and fills that slot; a front pop
-//!   increments `head`; a back pop decrements `tail`. When `tail` becomes
-//!   0, `head` and the three arena words are reset to 0.
+//! * **State copies.** The state is seven words: `head`, `count`, `rd`,
+//!   `wr`, `used`, `push_ok`, `pop_ok`. Copy 0 is `head` and the `c0_*`
+//!   words, copy 1 is `tail` and the `c1_*` words (the same offsets within
+//!   header lines 1 and 2), and bit 0 of `current` names the current copy.
+//!   A holder reads the current copy (after loading `current` with
+//!   acquire ordering). To commit a change it writes all seven words of
+//!   the *other* copy, then stores that copy's number in `current`
+//!   (release), then unlocks. A holder that dies before that store leaves
+//!   the old state current; after it, the new one. Item bytes and slots
+//!   are written before the commit, and only in space no item owns.
+//! * **Items.** The queue holds `count` items in slots `head`, `head + 1`,
+//!   ..., `head + count - 1` (each modulo `capacity`; `head < capacity`). A
+//!   back push fills slot `head + count` and increments `count`; a front
+//!   push decrements `head` (mod `capacity`) and fills that slot; a front
+//!   pop increments `head`; a back pop decrements `count`. When `count`
+//!   becomes 0, `head` and the three arena words are reset to 0.
 //! * **Slot** (16 bytes, four `u32`): `off` (offset of the bytes from
 //!   `arena_off`, a multiple of 8), `len` (bytes, below 2^31), `meta`
 //!   (bit 0 the UTF-8 flag, bits 1 and 2 zero, bits 3..=31 the wrap waste
@@ -307,19 +309,17 @@
 //!   `arena_cap` rounded down to a multiple of 8.
 //! * **Arena.** Each item is charged `len` rounded up to 8, plus its waste.
 //!   The charges, in queue order, form one circular span that starts at
-//!   `arena_rd`, is `arena_used` bytes long and ends at `arena_wr`
-//!   (`(arena_rd + arena_used) % usable == arena_wr`; all multiples of 8;
-//!   `arena_used == usable` is a full arena). A back push goes at
-//!   `arena_wr` if it fits before the end of the arena (or, when the span
-//!   already wraps, in the gap up to `arena_rd`); otherwise at 0 if it fits
-//!   before `arena_rd`, charged the `usable - arena_wr` bytes it skipped
-//!   (waste before its bytes in the span). A front push goes just below
-//!   `arena_rd` if it fits there; otherwise, if it fits after `arena_wr`,
-//!   at `usable` minus its aligned length, charged the `arena_rd` bytes at
-//!   the start of the arena (waste after its bytes in the span). Either way
-//!   `arena_used` grows by the charge. A front pop advances `arena_rd` by the
-//!   front item's charge, a back pop moves `arena_wr` back by the back
-//!   item's charge, and both reduce `arena_used` by it.
+//!   `rd`, is `used` bytes long and ends at `wr` (`(rd + used) % usable ==
+//!   wr`; all multiples of 8; `used == usable` is a full arena). A back
+//!   push goes at `wr` if it fits before the end of the arena (or, when the
+//!   span already wraps, in the gap up to `rd`); otherwise at 0 if it fits
+//!   before `rd`, charged the `usable - wr` bytes it skipped (waste before
+//!   its bytes in the span). A front push goes just below `rd` if it fits
+//!   there; otherwise, if it fits after `wr`, at `usable` minus its aligned
+//!   length, charged the `rd` bytes at the start of the arena (waste after
+//!   its bytes in the span). Either way `used` grows by the charge. A
+//!   front pop advances `rd` by the front item's charge, a back pop moves
+//!   `wr` back by the back item's charge, and both reduce `used` by it.
 //!
 //! A state that breaks these rules (a crashed foreign writer, hostile
 //! memory) is never trusted to index memory: indices are masked, counts

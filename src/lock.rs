@@ -385,6 +385,21 @@ impl<'a> LockGuard<'a> {
         )
     }
 
+    /// One attempt of [`acquire_robust`](Self::acquire_robust) for a free
+    /// lock: the CAS and the tag store, nothing else. `None` when the lock
+    /// is held (then call `acquire_robust`, which waits).
+    #[inline(always)]
+    pub fn try_acquire_robust(word: &'a AtomicU32, tag: &AtomicU64) -> Option<Self> {
+        let my_tag = current_tag();
+        let me = ((my_tag >> 32) as u32 & PID_MASK).max(1);
+        // SYNC POINT: as in acquire_as.
+        word.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
+            .ok()?;
+        // Relaxed: as in acquire_robust_as.
+        tag.store(my_tag, Ordering::Relaxed);
+        Some(LockGuard { word })
+    }
+
     /// [`acquire_robust`](Self::acquire_robust) recording `pid` (as in
     /// [`acquire_as`](Self::acquire_as)) and the tag `my_tag` as the
     /// owner: the loom models run several "processes" as threads of one.

@@ -467,3 +467,94 @@ fn loom_lock_live_holder_not_taken_over() {
         assert_eq!(w.load(Ordering::Relaxed), 0);
     });
 }
+
+// ---- the Str commit --------------------------------------------------------
+
+/// One of the two state copies of the Str commit model (three words, as
+/// strq.rs has seven).
+type Copy3 = [AtomicU64; 3];
+
+/// The words of the current copy, read as `lock_until` reads them.
+fn read_current(copies: &[Copy3; 2], current: &AtomicU32) -> (u32, [u64; 3]) {
+    // Acquire, as in `lock_until`.
+    let c = current.load(Ordering::Acquire) & 1;
+    let words = &copies[c as usize];
+    (c, std::array::from_fn(|i| words[i].load(Ordering::Relaxed)))
+}
+
+/// The Str commit (strq.rs, "Crash safety"): a state in two copies and a
+/// `current` switch. Model pid 1 takes the lock, reads the current copy,
+/// writes the new state into the other copy and switches `current` to it,
+/// but stops for good after `stores` of those four stores (the guard is
+/// leaked, then the pid is declared dead). Pid 2 races it for the lock and
+/// must find one whole state; when it takes the lock over, the holder's
+/// commit counts exactly when the switch was stored. Whichever went first,
+/// the state in the end is whole and holds every commit that finished.
+#[test]
+fn loom_str_commit_survives_a_dead_holder() {
+    for stores in 0..=4usize {
+        model(2, move || {
+            let w = Arc::new(AtomicU32::new(0));
+            let tag = Arc::new(AtomicU64::new(0));
+            // Copy 0 current with state 5; copy 1 left over from state 4.
+            let copies: Arc<[Copy3; 2]> = Arc::new([
+                std::array::from_fn(|_| AtomicU64::new(5)),
+                std::array::from_fn(|_| AtomicU64::new(4)),
+            ]);
+            let current = Arc::new(AtomicU32::new(0));
+            let holder = {
+                let (w, tag, copies, current) =
+                    (w.clone(), tag.clone(), copies.clone(), current.clone());
+                loom::thread::spawn(move || {
+                    let (g, _) = robust(&w, &tag, 1);
+                    let (c, [v, ..]) = read_current(&copies, &current);
+                    let next = c ^ 1;
+                    for (i, word) in copies[next as usize].iter().enumerate() {
+                        if i < stores {
+                            word.store(v + 1, Ordering::Relaxed);
+                        }
+                    }
+                    if stores == 4 {
+                        // Release, as in `Locked::commit`.
+                        current.store(next, Ordering::Release);
+                    }
+                    std::mem::forget(g);
+                    model_deaths::mark_dead(1);
+                })
+            };
+            let (g, got) = robust(&w, &tag, 2);
+            let (c, found) = read_current(&copies, &current);
+            assert!(
+                found == [5; 3] || found == [6; 3],
+                "{stores} stores: a mixed state {found:?}"
+            );
+            if got.recovered {
+                // Took the lock from the dead holder: its commit counts
+                // exactly when its switch was stored.
+                assert_eq!(found[0] == 6, stores == 4, "{stores} stores: {found:?}");
+            }
+            let next = c ^ 1;
+            for word in &copies[next as usize] {
+                word.store(found[0] + 10, Ordering::Relaxed);
+            }
+            current.store(next, Ordering::Release);
+            drop(g);
+            holder.join().unwrap();
+            // Pid 2 either took the lock over (the holder went first) or
+            // went first itself; then the holder committed on top of it
+            // exactly when its switch was stored.
+            let ours = found[0] + 10;
+            let want = if !got.recovered && stores == 4 {
+                ours + 1
+            } else {
+                ours
+            };
+            let (_, end) = read_current(&copies, &current);
+            assert_eq!(
+                end, [want; 3],
+                "{stores} stores, recovered {}",
+                got.recovered
+            );
+        });
+    }
+}

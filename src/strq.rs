@@ -12,19 +12,22 @@
 //!
 //! # Shared state (see `layout.rs` for the header itself)
 //!
+//! The queue state lives twice in the header, as two [`StrCopy`]s (header
+//! lines 1 and 2); `header.current` says which copy is current:
+//!
 //! ```text
-//! header.head        slot index of the front item (kept < capacity)
-//! header.tail        number of items in the queue (0 ..= capacity)
-//! header.arena_rd    arena offset where the front item's charge starts
-//! header.arena_wr    arena offset where the back item's charge ends
-//! header.arena_used  bytes charged to the items present
-//! header.str_push_ok / str_pop_ok   exact counters, kept under the lock
+//! head       slot index of the front item (kept < capacity)
+//! count      number of items in the queue (0 ..= capacity)
+//! rd         arena offset where the front item's charge starts
+//! wr         arena offset where the back item's charge ends
+//! used       bytes charged to the items present
+//! push_ok / pop_ok   exact counters
 //! header.lock        the lock word: 0, or owner pid | CONTENDED bit
 //! ```
 //!
-//! Items occupy slots `head, head+1, .., head+tail-1` (mod capacity).
+//! Items occupy slots `head, head+1, .., head+count-1` (mod capacity).
 //! `push_front` steps `head` back by one, `pop` steps it forward; `push`
-//! and `pop_back` only change `tail`.
+//! and `pop_back` only change `count`.
 //!
 //! # Slot layout (16 bytes, `#[repr(C)]`, little-endian u32 fields)
 //!
@@ -75,31 +78,36 @@
 //!    writes the slot just outside the live range. Until step 3 these are
 //!    invisible; a death here loses nothing (the item is absent and its
 //!    space is still free).
-//! 2. The whole new state (head, tail, arena_rd, arena_wr, arena_used and
-//!    the two counters: seven words) is written to a journal in spare
-//!    header words (`jrnl_*`), then `journal` is set to 1 (Release).
-//! 3. The seven live words are overwritten from the journal, then
-//!    `journal` is set back to 0 (Release), then the lock is released.
+//! 2. The whole new state (the seven words of a [`StrCopy`]) is written
+//!    to the copy that is *not* current. Nobody reads that copy, so a
+//!    death here leaves the current copy, the state before the operation,
+//!    intact.
+//! 3. One store (Release) makes the new copy current; then the lock is
+//!    released.
 //!
-//! Whoever takes the lock (taker-over or not) first looks at `journal`: 1
-//! means a holder died between 2 and 3, so the journal (complete, as the
-//! flag was set after it) is copied over the live words, which may be half
-//! applied. 0 means the live words are one committed state, and anything a
-//! dead holder wrote in step 1 lies in free space. So after any death every
-//! item is wholly present or wholly absent, the arena accounting matches
-//! the items, and the exact counters match too. (Pops write nothing but the
-//! state words: the bytes handed out are copied before the commit. An item
-//! a consumer popped and then died with is gone, as with any consumer that
-//! dies after a pop.) The `lock_acquired`, `lock_contended`, `cleared`,
-//! `push_full` and `pop_empty` statistics are outside the journal and may
-//! miss one count. The cost is nine extra stores per operation on cache
-//! lines the operation writes anyway.
+//! So whoever takes the lock (taker-over or not) finds one committed state
+//! in the current copy, with nothing to repair, and anything a dead holder
+//! wrote in steps 1 and 2 lies in free space or in the copy nobody reads:
+//! every operation happened wholly or not at all, the arena accounting
+//! matches the items, and the exact counters match too. (Pops write
+//! nothing but the state: the bytes handed out are copied before the
+//! commit. An item a consumer popped and then died with is gone, as with
+//! any consumer that dies after a pop.) The `lock_acquired`,
+//! `lock_contended`, `cleared`, `push_full` and `pop_empty` statistics are
+//! outside the state and may miss one count. A commit costs eight stores,
+//! the same as writing the state in place would.
+//!
+//! (Format version 2 kept one live state and a journal that the next
+//! holder replayed: sixteen stores per operation, and a load on every
+//! lock.)
 //!
 //! Deterministic crash points for tests: `DQS_TEST_KILL_POINT` (read when a
 //! handle is opened) set to `str_lock_held`, `str_after_bytes`,
-//! `str_after_journal` or `str_mid_apply` makes the handle's process
-//! SIGKILL itself there; `str_lock_stop` makes it SIGSTOP itself holding
-//! the lock.
+//! `str_mid_commit` (three of the seven words of the new copy written) or
+//! `str_after_commit` (the new copy current, the lock still held) makes
+//! the handle's process SIGKILL itself there; `str_lock_stop` makes it
+//! SIGSTOP itself holding the lock. Handles without a crash point run code
+//! with the hooks compiled out.
 //!
 //! # Waiting
 //!
@@ -120,11 +128,11 @@ use std::sync::atomic::AtomicU64 as StdAtomicU64;
 use crate::arena::{align8, Arena};
 use crate::error::{Error, Result};
 use crate::futex::Deadline;
-use crate::layout::{Header, Variant, HEADER_SIZE, MAX_ITEM};
+use crate::layout::{Header, StrCopy, Variant, HEADER_SIZE, MAX_ITEM};
 use crate::lock::{LockFail, LockGuard};
 use crate::region::{Region, Request};
 use crate::ring::Miss;
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use crate::sync::{AtomicU32, Ordering};
 use crate::wait::{block_on, Side, Waited};
 use crate::Stats;
 
@@ -213,10 +221,12 @@ enum KillPoint {
     LockStop,
     /// `str_after_bytes`: a push has written its bytes and slot.
     AfterBytes,
-    /// `str_after_journal`: the commit journal is complete and valid.
-    AfterJournal,
-    /// `str_mid_apply`: half of the new state is applied.
-    MidApply,
+    /// `str_mid_commit`: three of the seven words of the new state copy
+    /// are written; the old copy is still current.
+    MidCommit,
+    /// `str_after_commit`: the new state copy is current; the lock is
+    /// still held.
+    AfterCommit,
 }
 
 impl KillPoint {
@@ -227,8 +237,8 @@ impl KillPoint {
                 b"str_lock_held" => KillPoint::LockHeld,
                 b"str_lock_stop" => KillPoint::LockStop,
                 b"str_after_bytes" => KillPoint::AfterBytes,
-                b"str_after_journal" => KillPoint::AfterJournal,
-                b"str_mid_apply" => KillPoint::MidApply,
+                b"str_mid_commit" => KillPoint::MidCommit,
+                b"str_after_commit" => KillPoint::AfterCommit,
                 _ => KillPoint::None,
             },
         }
@@ -262,6 +272,55 @@ impl KillPoint {
     }
 }
 
+/// Copy `n` bytes from `src` to `dst`. Strings up to 64 bytes (the common
+/// case) are copied inline with a few overlapping unaligned loads and
+/// stores: a call to `memcpy` makes the hot paths save and reload the
+/// queue state they hold in registers, which costs more than a short copy.
+///
+/// # Safety
+/// As [`std::ptr::copy_nonoverlapping`]: `src` readable and `dst` writable
+/// for `n` bytes, not overlapping.
+#[inline(always)]
+unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    /// Copy `W` bytes at `at` (an unaligned `[u8; W]` load and store).
+    ///
+    /// # Safety
+    /// `at + W <= n` for the buffers of the enclosing call.
+    #[inline(always)]
+    unsafe fn block<const W: usize>(src: *const u8, dst: *mut u8, at: usize) {
+        // SAFETY: the caller keeps `at + W` within both buffers.
+        unsafe {
+            let v = src.add(at).cast::<[u8; W]>().read_unaligned();
+            dst.add(at).cast::<[u8; W]>().write_unaligned(v);
+        }
+    }
+    // SAFETY: every block lies inside `0..n` (the overlapping second
+    // block starts at `n - W >= 0` because `n >= W` in its branch).
+    unsafe {
+        if n > 64 {
+            std::ptr::copy_nonoverlapping(src, dst, n);
+        } else if n > 32 {
+            block::<16>(src, dst, 0);
+            block::<16>(src, dst, 16);
+            block::<16>(src, dst, n - 32);
+            block::<16>(src, dst, n - 16);
+        } else if n > 16 {
+            block::<16>(src, dst, 0);
+            block::<16>(src, dst, n - 16);
+        } else if n >= 8 {
+            block::<8>(src, dst, 0);
+            block::<8>(src, dst, n - 8);
+        } else if n >= 4 {
+            block::<4>(src, dst, 0);
+            block::<4>(src, dst, n - 4);
+        } else if n > 0 {
+            block::<1>(src, dst, 0);
+            block::<1>(src, dst, n / 2);
+            block::<1>(src, dst, n - 1);
+        }
+    }
+}
+
 /// Set `errno` (how a non-blocking call whose lock wait timed out says so
 /// through the C ABI and to Perl's `$!`).
 fn set_errno(e: i32) {
@@ -278,27 +337,31 @@ fn flatten<R>(w: Waited<std::result::Result<R, LockFail>>) -> Waited<R> {
     }
 }
 
-/// The lock held, with the queue state loaded from the header. Changes are
-/// stored back when it is dropped, and only then is the lock released (the
-/// guard is the last field, dropped after `Drop::drop` ran).
-struct Locked<'q> {
+/// The lock held, with the queue state loaded from the current copy in the
+/// header. Changes are committed to the other copy when it is dropped, and
+/// only then is the lock released (the guard is the last field, dropped
+/// after `Drop::drop` ran). With `H` false the test hooks ([`KillPoint`])
+/// are compiled out: the hot paths use that when the handle has none.
+struct Locked<'q, const H: bool> {
     q: &'q StrQueue,
+    /// Which state copy is current (0 or 1, see "Crash safety").
+    copy: u32,
     head: u64,
     count: u64,
     arena: Arena,
-    pushed: u64,
-    popped: u64,
+    push_ok: u64,
+    pop_ok: u64,
     dirty: bool,
     _guard: LockGuard<'q>,
 }
 
-impl Drop for Locked<'_> {
+impl<const H: bool> Drop for Locked<'_, H> {
     fn drop(&mut self) {
         self.commit();
     }
 }
 
-impl Locked<'_> {
+impl<const H: bool> Locked<'_, H> {
     /// Commit and unlock, as dropping does, but inlined into the caller
     /// (the drop glue is an out-of-line call on the hot path).
     #[inline(always)]
@@ -311,8 +374,9 @@ impl Locked<'_> {
         drop(unsafe { std::ptr::read(&me._guard) });
     }
 
-    /// Store the changes made under the lock, if any (see "Crash safety"
-    /// in the module docs).
+    /// Commit the changes made under the lock, if any (see "Crash safety"
+    /// in the module docs): write the whole new state to the copy that is
+    /// not current, then make it current with one store.
     #[inline(always)]
     fn commit(&mut self) {
         if !self.dirty {
@@ -321,82 +385,40 @@ impl Locked<'_> {
         self.dirty = false;
         let h = self.q.header();
         let kp = self.q.kill_point;
-        let new = [
-            self.head,
-            self.count,
-            self.arena.rd,
-            self.arena.wr,
-            self.arena.used,
-            h.str_push_ok
-                .load(Ordering::Relaxed)
-                .wrapping_add(self.pushed),
-            h.str_pop_ok
-                .load(Ordering::Relaxed)
-                .wrapping_add(self.popped),
-        ];
-        // The commit (see "Crash safety" in the module docs): journal,
-        // mark it valid, apply, mark it spent. Plain Relaxed stores
-        // otherwise: every reader and writer of these fields holds the
-        // lock, whose release (the guard, dropped next) publishes them.
-        // `tail` is also read without the lock by `len`, which only wants
-        // a recent value.
-        for (w, v) in journal_words(h).into_iter().zip(new) {
-            w.store(v, Ordering::Relaxed);
+        let next = self.copy ^ 1;
+        let c = h.str_copy(next);
+        // Plain Relaxed stores: every reader and writer of these words
+        // holds the lock, whose release (the guard, dropped next) publishes
+        // them. `len` and `stats` also read them without the lock, wanting
+        // only recent values.
+        c.head.store(self.head, Ordering::Relaxed);
+        c.count.store(self.count, Ordering::Relaxed);
+        c.rd.store(self.arena.rd, Ordering::Relaxed);
+        if H {
+            kp.hit(KillPoint::MidCommit);
         }
-        // SYNC POINT: Release orders the seven journal words before the
-        // flag for a taker-over that reads the flag (Acquire in `replay`).
-        h.journal.store(1, Ordering::Release);
-        kp.hit(KillPoint::AfterJournal);
-        for (i, (w, v)) in live_words(h).into_iter().zip(new).enumerate() {
-            w.store(v, Ordering::Relaxed);
-            if i == 2 {
-                kp.hit(KillPoint::MidApply);
-            }
+        c.wr.store(self.arena.wr, Ordering::Relaxed);
+        c.used.store(self.arena.used, Ordering::Relaxed);
+        c.push_ok.store(self.push_ok, Ordering::Relaxed);
+        c.pop_ok.store(self.pop_ok, Ordering::Relaxed);
+        // SYNC POINT: Release orders the copy before the switch for a
+        // taker-over, which reads `current` with Acquire in `lock_until`
+        // (a dead holder released no lock it could synchronise with).
+        h.current.store(next, Ordering::Release);
+        self.copy = next;
+        if H {
+            kp.hit(KillPoint::AfterCommit);
         }
-        // SYNC POINT: Release orders the applied state before the spent
-        // flag, for the same reader.
-        h.journal.store(0, Ordering::Release);
     }
 }
 
-/// The live state words, in journal order.
-fn live_words(h: &Header) -> [&AtomicU64; 7] {
-    [
-        &h.head,
-        &h.tail,
-        &h.arena_rd,
-        &h.arena_wr,
-        &h.arena_used,
-        &h.str_push_ok,
-        &h.str_pop_ok,
-    ]
-}
-
-/// The journal words, in the same order as [`live_words`].
-fn journal_words(h: &Header) -> [&AtomicU64; 7] {
-    [
-        &h.jrnl_head,
-        &h.jrnl_tail,
-        &h.jrnl_arena_rd,
-        &h.jrnl_arena_wr,
-        &h.jrnl_arena_used,
-        &h.jrnl_push_ok,
-        &h.jrnl_pop_ok,
-    ]
-}
-
-/// Finish a commit that a dead holder left valid but not (fully) applied.
-/// Called with the lock held; one load when there is nothing to do.
-#[inline]
-fn replay(h: &Header) {
-    // SYNC POINT: Acquire pairs with the Release that marked the journal
-    // valid: all seven words are visible.
-    if h.journal.load(Ordering::Acquire) != 0 {
-        for (live, j) in live_words(h).into_iter().zip(journal_words(h)) {
-            live.store(j.load(Ordering::Relaxed), Ordering::Relaxed);
-        }
-        h.journal.store(0, Ordering::Release);
-    }
+/// The state copy that is current now (a snapshot when read without the
+/// lock).
+#[inline(always)]
+fn current_copy(h: &Header) -> &StrCopy {
+    // SYNC POINT: Acquire pairs with the Release that made the copy
+    // current, for a reader that did not get the lock from its writer.
+    h.str_copy(h.current.load(Ordering::Acquire))
 }
 
 /// What a successful take found: where its bytes went in `out`, and flags.
@@ -406,7 +428,7 @@ struct Taken {
     utf8: bool,
 }
 
-impl<'q> Locked<'q> {
+impl<'q, const H: bool> Locked<'q, H> {
     fn capacity(&self) -> u64 {
         self.q.mask + 1
     }
@@ -449,13 +471,20 @@ impl<'q> Locked<'q> {
         let (off, len, waste, utf8) = self.read_end(back)?;
         let start = out.len();
         let n = len as usize;
-        out.reserve(n);
+        // `try_reserve`, not `reserve`: nothing between taking the lock and
+        // releasing it may unwind. (A `reserve` that could panic makes the
+        // compiler keep the whole locked state in memory for the unwinding
+        // path, in every build that unwinds.) If `out` cannot grow, the
+        // item stays where it is and the call reports no item.
+        if out.try_reserve(n).is_err() {
+            return None;
+        }
         // SAFETY: `off + len <= usable <= arena_cap` (checked in read_end),
         // so the source lies inside the mapped arena; `out` has room for
         // `n` more bytes after `reserve`, and a Vec never overlaps the
         // mapping. We hold the lock, so no other process writes this item.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.q.arena_ptr(off), out.as_mut_ptr().add(start), n);
+            copy_bytes(self.q.arena_ptr(off), out.as_mut_ptr().add(start), n);
             out.set_len(start + n);
         }
         if remove {
@@ -471,7 +500,7 @@ impl<'q> Locked<'q> {
                 self.head = 0;
                 self.arena = Arena::empty(self.q.usable);
             }
-            self.popped += 1;
+            self.pop_ok = self.pop_ok.wrapping_add(1);
             self.dirty = true;
         }
         Some(Taken {
@@ -510,7 +539,7 @@ impl<'q> Locked<'q> {
         // the mapped arena, and the arena accounting reserves it for this
         // item alone; we hold the lock; `bytes` is private memory.
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.q.arena_ptr(p.off), bytes.len());
+            copy_bytes(bytes.as_ptr(), self.q.arena_ptr(p.off), bytes.len());
         }
         let idx = if front {
             self.head = self.head.wrapping_sub(1) & self.q.mask;
@@ -529,10 +558,12 @@ impl<'q> Locked<'q> {
         s.spare.store(0, Ordering::Relaxed);
         // The bytes and the slot are in space no item owns yet; until the
         // commit in `drop` they are invisible.
-        self.q.kill_point.hit(KillPoint::AfterBytes);
+        if H {
+            self.q.kill_point.hit(KillPoint::AfterBytes);
+        }
         self.arena = arena;
         self.count += 1;
-        self.pushed += 1;
+        self.push_ok = self.push_ok.wrapping_add(1);
         self.dirty = true;
         true
     }
@@ -551,17 +582,14 @@ impl StrQueue {
     fn init_body(r: &Region) {
         // A fresh mapping is zero already; say so explicitly anyway.
         let h = r.header();
-        for w in [
-            &h.head,
-            &h.tail,
-            &h.arena_rd,
-            &h.arena_wr,
-            &h.arena_used,
-            &h.str_push_ok,
-            &h.str_pop_ok,
-        ] {
-            w.store(0, Ordering::Relaxed);
+        for c in [h.str_copy(0), h.str_copy(1)] {
+            for w in [
+                &c.head, &c.count, &c.rd, &c.wr, &c.used, &c.push_ok, &c.pop_ok,
+            ] {
+                w.store(0, Ordering::Relaxed);
+            }
         }
+        h.current.store(0, Ordering::Relaxed);
         h.lock.store(0, Ordering::Relaxed);
     }
 
@@ -746,9 +774,9 @@ impl StrQueue {
     /// handle's lock timeout. `None` (and `errno` = `ETIMEDOUT`) when that
     /// passed with the lock still held by a live process.
     #[inline(always)]
-    fn locked(&self) -> Option<Locked<'_>> {
+    fn locked<const H: bool>(&self) -> Option<Locked<'_, H>> {
         let ns = self.lock_timeout_ns.load(Ordering::Relaxed);
-        let r = self.lock_until(
+        let r = self.lock_until::<H>(
             || {
                 if ns == u64::MAX {
                     Deadline::FOREVER
@@ -780,19 +808,65 @@ impl StrQueue {
     /// the deadline `deadline()` computes (only when the lock is found
     /// held), and load the state, sanitised (see the module docs).
     #[inline(always)]
-    fn lock_until(
+    fn lock_until<const H: bool>(
         &self,
         deadline: impl FnOnce() -> Deadline,
         interruptible: bool,
-    ) -> std::result::Result<Locked<'_>, LockFail> {
+    ) -> std::result::Result<Locked<'_, H>, LockFail> {
         let h = self.header();
-        let (guard, got) =
-            LockGuard::acquire_robust(&h.lock, &h.lock_owner, deadline, interruptible)?;
-        self.kill_point.hit(KillPoint::LockHeld);
-        self.kill_point.hit(KillPoint::LockStop);
+        let guard = match LockGuard::try_acquire_robust(&h.lock, &h.lock_owner) {
+            Some(g) => g,
+            None => self.lock_held(deadline(), interruptible)?,
+        };
+        if H {
+            self.kill_point.hit(KillPoint::LockHeld);
+            self.kill_point.hit(KillPoint::LockStop);
+        }
         // Counters only written under the lock: load + store is exact.
         let v = h.lock_acquired.load(Ordering::Relaxed);
         h.lock_acquired.store(v.wrapping_add(1), Ordering::Relaxed);
+        // SYNC POINT: Acquire, as in `current_words`: after a takeover the
+        // lock CAS synchronised with nothing the dead holder wrote.
+        let copy = h.current.load(Ordering::Acquire) & 1;
+        let c = h.str_copy(copy);
+        let count = c.count.load(Ordering::Relaxed).min(self.mask + 1);
+        let head = c.head.load(Ordering::Relaxed) & self.mask;
+        let arena = if count == 0 {
+            Arena::empty(self.usable)
+        } else {
+            Arena {
+                size: self.usable,
+                rd: c.rd.load(Ordering::Relaxed),
+                wr: c.wr.load(Ordering::Relaxed),
+                used: c.used.load(Ordering::Relaxed),
+            }
+        };
+        Ok(Locked {
+            q: self,
+            copy,
+            head,
+            count,
+            arena,
+            push_ok: c.push_ok.load(Ordering::Relaxed),
+            pop_ok: c.pop_ok.load(Ordering::Relaxed),
+            dirty: false,
+            _guard: guard,
+        })
+    }
+
+    /// [`StrQueue::lock_until`] when the lock was found held: wait for it
+    /// (taking it over from a dead holder) and count how it was taken.
+    #[cold]
+    #[inline(never)]
+    fn lock_held(
+        &self,
+        deadline: Deadline,
+        interruptible: bool,
+    ) -> std::result::Result<LockGuard<'_>, LockFail> {
+        let h = self.header();
+        let (guard, got) =
+            LockGuard::acquire_robust(&h.lock, &h.lock_owner, || deadline, interruptible)?;
+        // Only written under the lock: load + store is exact.
         if got.contended {
             let v = h.lock_contended.load(Ordering::Relaxed);
             h.lock_contended.store(v.wrapping_add(1), Ordering::Relaxed);
@@ -800,29 +874,7 @@ impl StrQueue {
         if got.recovered {
             h.recoveries.fetch_add(1, Ordering::Relaxed);
         }
-        replay(h);
-        let count = h.tail.load(Ordering::Relaxed).min(self.mask + 1);
-        let head = h.head.load(Ordering::Relaxed) & self.mask;
-        let arena = if count == 0 {
-            Arena::empty(self.usable)
-        } else {
-            Arena {
-                size: self.usable,
-                rd: h.arena_rd.load(Ordering::Relaxed),
-                wr: h.arena_wr.load(Ordering::Relaxed),
-                used: h.arena_used.load(Ordering::Relaxed),
-            }
-        };
-        Ok(Locked {
-            q: self,
-            head,
-            count,
-            arena,
-            pushed: 0,
-            popped: 0,
-            dirty: false,
-            _guard: guard,
-        })
+        Ok(guard)
     }
 
     #[inline(always)]
@@ -865,10 +917,27 @@ impl StrQueue {
         self.header().pop_empty.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// `push` and `push_front`: without the test hooks unless the handle
+    /// has one.
     #[inline(always)]
     fn push_at(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
+        if self.kill_point == KillPoint::None {
+            self.push_with::<false>(bytes, utf8, front)
+        } else {
+            self.push_hooked(bytes, utf8, front)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_hooked(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
+        self.push_with::<true>(bytes, utf8, front)
+    }
+
+    #[inline(always)]
+    fn push_with<const H: bool>(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
         self.check(bytes.len())?;
-        let Some(mut l) = self.locked() else {
+        let Some(mut l) = self.locked::<H>() else {
             return Ok(false);
         };
         let ok = l.put(bytes, utf8, front);
@@ -979,7 +1048,7 @@ impl StrQueue {
         // its lock CAS, reads a value from its unlock or later, and so
         // sees the room it made. No wake-up is lost.
         let r = flatten(block_on(self.producers(), deadline, || {
-            match self.lock_until(|| *deadline, true) {
+            match self.lock_until::<true>(|| *deadline, true) {
                 Err(f) => Ok(Err(f)),
                 Ok(mut l) => {
                     if l.put(bytes, utf8, front) {
@@ -1007,8 +1076,24 @@ impl StrQueue {
     /// See [`StrQueue::push_front`] (both ends) and [`StrQueue`] (the
     /// UTF-8 flag).
     pub fn pop(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
+        if self.kill_point == KillPoint::None {
+            self.pop_with::<false>(back, out)
+        } else {
+            self.pop_hooked(back, out)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pop_hooked(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
+        self.pop_with::<true>(back, out)
+    }
+
+    /// `pop`, with the test hooks compiled in or out (`H`).
+    #[inline(always)]
+    fn pop_with<const H: bool>(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
-        let mut l = self.locked()?;
+        let mut l = self.locked::<H>()?;
         let t = l.copy_end(back, true, out);
         l.release();
         match t {
@@ -1053,7 +1138,7 @@ impl StrQueue {
         // publishes under the lock and then checks `pop_waiters` (SeqCst).
         let r = flatten(block_on(self.consumers(), deadline, || {
             out.clear();
-            match self.lock_until(|| *deadline, true) {
+            match self.lock_until::<true>(|| *deadline, true) {
                 Err(f) => Ok(Err(f)),
                 Ok(mut l) => match l.copy_end(back, true, out) {
                     Some(t) => Ok(Ok(t.utf8)),
@@ -1078,7 +1163,10 @@ impl StrQueue {
     /// See [`StrQueue::clear`].
     pub fn peek(&self, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
-        let r = self.locked()?.copy_end(false, false, out).map(|t| t.utf8);
+        let r = self
+            .locked::<true>()?
+            .copy_end(false, false, out)
+            .map(|t| t.utf8);
         if r.is_none() {
             self.missed();
         }
@@ -1114,7 +1202,7 @@ impl StrQueue {
         }
         let mut n = 0usize;
         {
-            let Some(mut l) = self.locked() else {
+            let Some(mut l) = self.locked::<true>() else {
                 return Ok(0);
             };
             for (b, utf8) in items {
@@ -1166,7 +1254,7 @@ impl StrQueue {
         let mut got = 0usize;
         let mut over_budget = false;
         {
-            let Some(mut l) = self.locked() else {
+            let Some(mut l) = self.locked::<true>() else {
                 return 0;
             };
             let mut total = 0u64;
@@ -1204,8 +1292,8 @@ impl StrQueue {
     ///
     /// See [`StrQueue::clear`].
     pub fn len(&self) -> u64 {
-        self.header()
-            .tail
+        current_copy(self.header())
+            .count
             .load(Ordering::Relaxed)
             .min(self.capacity())
     }
@@ -1248,7 +1336,7 @@ impl StrQueue {
     /// ```
     pub fn clear(&self) -> u64 {
         let n = {
-            let Some(mut l) = self.locked() else {
+            let Some(mut l) = self.locked::<true>() else {
                 return 0;
             };
             let n = l.count;
@@ -1301,19 +1389,20 @@ impl StrQueue {
     /// ```
     pub fn stats(&self) -> Stats {
         let h = self.header();
+        let c = current_copy(h);
         Stats {
-            size: self.len(),
+            size: c.count.load(Ordering::Relaxed).min(self.capacity()),
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
-            push_ok: h.str_push_ok.load(Ordering::Relaxed),
-            pop_ok: h.str_pop_ok.load(Ordering::Relaxed),
+            push_ok: c.push_ok.load(Ordering::Relaxed),
+            pop_ok: c.pop_ok.load(Ordering::Relaxed),
             push_full: h.push_full.load(Ordering::Relaxed),
             pop_empty: h.pop_empty.load(Ordering::Relaxed),
             recoveries: h.recoveries.load(Ordering::Relaxed),
             push_waiters: crate::wait::waiter_count(&h.push_waiters),
             pop_waiters: crate::wait::waiter_count(&h.pop_waiters),
             arena_cap: self.region.geometry().arena_cap,
-            arena_used: h.arena_used.load(Ordering::Relaxed).min(self.usable),
+            arena_used: c.used.load(Ordering::Relaxed).min(self.usable),
             lock_acquired: h.lock_acquired.load(Ordering::Relaxed),
             lock_contended: h.lock_contended.load(Ordering::Relaxed),
         }
@@ -1409,9 +1498,11 @@ mod tests {
     /// Sum of the charges (aligned length + waste) recorded in the slots of
     /// the items present.
     fn slot_charges(q: &StrQueue) -> u64 {
-        let h = q.header();
-        let head = h.head.load(Ordering::Relaxed);
-        let count = h.tail.load(Ordering::Relaxed);
+        let c = current_copy(q.header());
+        let (head, count) = (
+            c.head.load(Ordering::Relaxed),
+            c.count.load(Ordering::Relaxed),
+        );
         (0..count)
             .map(|i| {
                 let s = q.slot(head + i);
@@ -1422,14 +1513,36 @@ mod tests {
     }
 
     fn end_slot(q: &StrQueue, back: bool) -> (u64, u64) {
-        let h = q.header();
-        let head = h.head.load(Ordering::Relaxed);
-        let count = h.tail.load(Ordering::Relaxed);
+        let c = current_copy(q.header());
+        let (head, count) = (
+            c.head.load(Ordering::Relaxed),
+            c.count.load(Ordering::Relaxed),
+        );
         let s = q.slot(if back { head + count - 1 } else { head });
         (
             u64::from(s.off.load(Ordering::Relaxed)),
             u64::from(s.meta.load(Ordering::Relaxed) & META_WASTE),
         )
+    }
+
+    #[test]
+    fn copy_bytes_copies_exactly_n_bytes_at_every_length() {
+        let src: Vec<u8> = (0..200u8)
+            .map(|i| i.wrapping_mul(37).wrapping_add(1))
+            .collect();
+        for n in 0..=140 {
+            for skew in 0..3 {
+                let mut dst = vec![0xEEu8; 160];
+                // SAFETY: `skew + n <= 142 < 200` and `1 + n < 160`.
+                unsafe { copy_bytes(src.as_ptr().add(skew), dst.as_mut_ptr().add(1), n) };
+                assert_eq!(dst[1..1 + n], src[skew..skew + n], "n {n} skew {skew}");
+                assert_eq!(dst[0], 0xEE, "n {n}: byte before");
+                assert!(
+                    dst[1 + n..].iter().all(|&b| b == 0xEE),
+                    "n {n}: bytes after"
+                );
+            }
+        }
     }
 
     #[test]
@@ -1525,10 +1638,9 @@ mod tests {
         q.push(&[2; 1000], false).unwrap();
         pop_item(&q, false).unwrap();
         pop_item(&q, true).unwrap();
-        let h = q.header();
-        assert_eq!(h.arena_rd.load(Ordering::Relaxed), 0);
-        assert_eq!(h.arena_wr.load(Ordering::Relaxed), 0);
-        assert_eq!(h.arena_used.load(Ordering::Relaxed), 0);
+        let c = current_copy(q.header());
+        let words = [&c.rd, &c.wr, &c.used].map(|w| w.load(Ordering::Relaxed));
+        assert_eq!(words, [0, 0, 0]);
         // The whole arena in one piece is available again.
         assert!(q.push(&[3; 4096], false).unwrap());
         assert_eq!(end_slot(&q, false), (0, 0));
@@ -2061,8 +2173,14 @@ mod tests {
         let mut items = Vec::new();
         for round in 0..2_000 {
             let h = q.header();
-            let words = [&h.head, &h.tail, &h.arena_rd, &h.arena_wr, &h.arena_used];
-            for w in words {
+            if rng.below(4) == 0 {
+                h.current.store(rng.next() as u32, Ordering::Relaxed);
+            }
+            let (c0, c1) = (h.str_copy(0), h.str_copy(1));
+            for w in [c0, c1]
+                .into_iter()
+                .flat_map(|c| [&c.head, &c.count, &c.rd, &c.wr, &c.used])
+            {
                 let v = match rng.below(4) {
                     0 => rng.next(),
                     1 => rng.below(5000),
@@ -2370,12 +2488,12 @@ mod tests {
                 (self.pushes, self.pops),
                 "counters at step {step}"
             );
-            let h = self.q.header();
+            let c = current_copy(self.q.header());
             let a = Arena {
                 size: self.q.usable,
-                rd: h.arena_rd.load(Ordering::Relaxed),
-                wr: h.arena_wr.load(Ordering::Relaxed),
-                used: h.arena_used.load(Ordering::Relaxed),
+                rd: c.rd.load(Ordering::Relaxed),
+                wr: c.wr.load(Ordering::Relaxed),
+                used: c.used.load(Ordering::Relaxed),
             };
             assert!(a.is_consistent(), "arena state at step {step}: {a:?}");
             // Each item's bytes lie inside its own charge.

@@ -1,9 +1,9 @@
 # Str commit protocol: a process killed at each deterministic point of a
-# push or pop (DQS_TEST_KILL_POINT: after writing the bytes, after the
-# journal, half way through applying it) leaves a queue in which, after the
-# next caller takes the lock over, every item is wholly present or absent,
-# arena_used matches the items, the exact counters match, and everything
-# keeps working.
+# push, pop or clear (DQS_TEST_KILL_POINT: after writing the bytes, half way
+# through writing the new state copy, after making it current) leaves a
+# queue in which, after the next caller takes the lock over, the operation
+# either happened wholly or not at all, arena_used matches the items, the
+# exact counters match, and everything keeps working.
 use strict;
 use warnings;
 
@@ -61,15 +61,16 @@ my @cases = (
     # point, operation, expected contents after recovery (from @items)
     [str_after_bytes   => push       => sub { [@_] }],
     [str_after_bytes   => push_front => sub { [@_] }],
-    [str_after_journal => push       => sub { [@_, $NEW] }],
-    [str_after_journal => push_front => sub { [$NEW, @_] }],
-    [str_mid_apply     => push       => sub { [@_, $NEW] }],
-    [str_mid_apply     => push_front => sub { [$NEW, @_] }],
-    [str_after_journal => pop        => sub { [@_[1 .. $#_]] }],
-    [str_after_journal => pop_back   => sub { [@_[0 .. $#_ - 1]] }],
-    [str_mid_apply     => pop        => sub { [@_[1 .. $#_]] }],
-    [str_mid_apply     => pop_back   => sub { [@_[0 .. $#_ - 1]] }],
-    [str_mid_apply     => clear      => sub { [] }],
+    [str_mid_commit    => push       => sub { [@_] }],
+    [str_mid_commit    => push_front => sub { [@_] }],
+    [str_after_commit  => push       => sub { [@_, $NEW] }],
+    [str_after_commit  => push_front => sub { [$NEW, @_] }],
+    [str_mid_commit    => pop        => sub { [@_] }],
+    [str_mid_commit    => pop_back   => sub { [@_] }],
+    [str_after_commit  => pop        => sub { [@_[1 .. $#_]] }],
+    [str_after_commit  => pop_back   => sub { [@_[0 .. $#_ - 1]] }],
+    [str_mid_commit    => clear      => sub { [@_] }],
+    [str_after_commit  => clear      => sub { [] }],
 );
 
 for my $case (@cases) {

@@ -11,9 +11,10 @@
 //! * `scribble_fuzz`: one or two threads run random operations (single,
 //!   batch, blocking with a 1 ms deadline, peek, clear, stats, size) on a
 //!   queue while another thread writes edge and random values into its
-//!   head/tail/counter/lock/journal words, its slots and its arena, through
-//!   a raw pointer into the mapping. Then the scribbler stops and the
-//!   operations go on for a while. Nothing may crash or hang.
+//!   header words (state copies, counters, lock, copy switch), its slots
+//!   and its arena, through a raw pointer into the mapping. Then the
+//!   scribbler stops and the operations go on for a while. Nothing may
+//!   crash or hang.
 //!
 //! Every case runs in a forked child (a batch of cases per child), so a
 //! crash (any signal) or a hang (no operation finished for
@@ -564,7 +565,7 @@ fn str_ops(q: &StrQueue, rng: &mut Rng, st: &Status, n: u64) {
                 st.enter(17);
                 // Mostly shorter than the takeover poll interval (10 ms); now
                 // and then long enough to take a dead-looking lock over and
-                // replay whatever journal the scribbler left.
+                // start from whatever state copy the scribbler left current.
                 let t = if rng.chance(10) {
                     0.03
                 } else {

@@ -901,14 +901,15 @@ the holder still exists, and so does a process whose wait for the lock is
 about to end (its timeout or lock timeout passed, or a signal arrived
 during a C<*_wait> call), however short the wait was. A holder that is
 gone, or a zombie (killed but not yet reaped by its parent), is dead: one
-waiter takes the lock over, repairs the queue (see L</"CRASH SAFETY">) and
-counts it in C<recoveries>. A reused process id does not fool it: the
-holder also records its start time, and a process with the holder's id but
-another start time is not the holder. Measured on a 2-vCPU machine, a
-waiter asleep on the lock takes over 6 ms (median; 11 ms at the 99th
-percentile) after the holder is killed. A holder that is only stopped
-(C<SIGSTOP>, a debugger) is alive and is never taken over; all processes
-sharing a queue must be in the same pid namespace.
+waiter takes the lock over, finds the queue consistent with nothing to
+repair (see L</"CRASH SAFETY">) and counts it in C<recoveries>. A reused
+process id does not fool it: the holder also records its start time, and
+a process with the holder's id but another start time is not the holder.
+Measured on a 2-vCPU machine, a waiter asleep on the lock takes over 6 ms
+(median; 11 ms at the 99th percentile) after the holder is killed. A
+holder that is only stopped (C<SIGSTOP>, a debugger) is alive and is never
+taken over; all processes sharing a queue must be in the same pid
+namespace.
 
 =over 4
 
@@ -1363,31 +1364,39 @@ only the push.
 
 =item 2.
 
-The complete new state (the seven words C<head>, C<tail>, C<arena_rd>,
-C<arena_wr>, C<arena_used>, C<str_push_ok>, C<str_pop_ok>) is written to a
-journal in the header, and then the journal is marked valid.
+The complete new state (the seven words C<head>, C<count>, C<rd>, C<wr>,
+C<used>, C<push_ok>, C<pop_ok>) is written to the copy of the state that
+is not current. The header keeps two copies, and nobody reads the other
+one; dying here leaves the current copy, the state before the operation,
+as it was.
 
 =item 3.
 
-The new state is copied over the live words, the journal is marked spent,
-and the lock is released.
+One store to C<current> makes the new copy current, and the lock is
+released.
 
 =back
 
-Whoever takes the lock next and finds the journal valid (its writer died in
-step 3) copies it over the live words before anything else. A pop that
-dies after step 2 has removed its item, which its caller never received, as
-with any consumer killed after a pop. The counters C<push_full>,
-C<pop_empty>, C<lock_acquired> and C<lock_contended> are outside the
-journal and may miss a count.
+So whoever takes the lock next, after a death or not, reads one committed
+state from the current copy and has nothing to replay or repair. A holder
+that died before the store of step 3 leaves the old state current: its
+operation did not happen. One that died after it leaves the new state
+current: its operation happened. A pop writes nothing but the state (the
+item's bytes are copied out before the commit), so a pop killed after the
+switch has removed its item, which its caller never received, as with any
+consumer killed after a pop. The counters C<push_full>, C<pop_empty>,
+C<lock_acquired>, C<lock_contended> and C<cleared> are outside the state
+and may miss a count. L</Str queues> describes the two copies.
 
 For tests, the environment variable C<DQS_TEST_KILL_POINT> makes a process
 C<SIGKILL> itself at a chosen point. Never set it in production. For a Str
 queue it is read when a handle is created or attached: C<str_lock_held>
 (just after taking the lock), C<str_after_bytes> (a push has written its
-bytes and slot), C<str_after_journal> (the journal is complete) or
-C<str_mid_apply> (half of the new state is applied); C<str_lock_stop>
-makes the process C<SIGSTOP> itself holding the lock instead. For an
+bytes and slot), C<str_mid_commit> (three of the seven words of the new
+state copy are written; the old copy is still current, so the operation
+did not happen) or C<str_after_commit> (the new copy is current and the
+lock is still held, so the operation happened); C<str_lock_stop> makes
+the process C<SIGSTOP> itself holding the lock instead. For an
 integer queue, also read when a handle is made: C<int_push_claimed> (a
 push has published its item, before it moves C<tail>), C<int_pop_claimed>
 (a pop has taken its item, before it moves C<head>) and
@@ -1443,7 +1452,7 @@ bytes are zero padding.
     ------ ----  ---------------  -----------------------------------------
          0 u64   magic            "DQSHARE1" read as a little-endian u64
                                   (0x3145524148535144); 0 until initialised
-         8 u32   version          format version, 2 (see L</Versioning>)
+         8 u32   version          format version, 3 (see L</Versioning>)
         12 u32   variant          1 Int, 2 Int32, 3 Int16, 4 Str
         16 u64   capacity         slot count, a power of two, 2 .. 2**30
         24 u32   slot_size        16 (Int, Str) or 8 (Int32, Int16)
@@ -1453,28 +1462,28 @@ bytes are zero padding.
         48 u64   arena_cap        Str: arena bytes, else 0
         56 u64   total_size       bytes in the mapping
         64 u64   head             Int: atomic hint, where pops start
-                                  looking; Str: slot index of the front item
+                                  looking; Str: copy 0's head
         72 u64   pop_empty        atomic: pops that found it empty
-        80 u64   str_pop_ok       Str: items popped; Int: positions given
-                                  up by slot repair ("skipped")
-        88 u64   arena_rd         Str: where the front item's charge starts;
-                                  Int: 1 + the reserved position consumers
-                                  last found stuck, or 0
-        96 u64   jrnl_head        Str journal (see CRASH SAFETY): new head;
-                                  Int: CLOCK_MONOTONIC ns when the stuck
-                                  position was first seen
-       104 u64   jrnl_tail        Str journal: new tail
-       112 u64   jrnl_arena_rd    Str journal: new arena_rd
-       120 u64   jrnl_arena_wr    Str journal: new arena_wr
+        80 u64   c0_count         Str: copy 0's count; Int: positions
+                                  given up by slot repair ("skipped")
+        88 u64   c0_rd            Str: copy 0's rd; Int: 1 + the reserved
+                                  position consumers last found stuck,
+                                  or 0
+        96 u64   c0_wr            Str: copy 0's wr; Int: CLOCK_MONOTONIC
+                                  ns when the stuck position was first
+                                  seen
+       104 u64   c0_used          Str: copy 0's used
+       112 u64   c0_push_ok       Str: copy 0's push_ok
+       120 u64   c0_pop_ok        Str: copy 0's pop_ok
        128 u64   tail             Int: atomic hint, where pushes start
-                                  looking; Str: number of items
+                                  looking; Str: copy 1's head
        136 u64   push_full        atomic: pushes that found it full
-       144 u64   str_push_ok      Str: items pushed
-       152 u64   arena_wr         Str: where the back item's charge ends
-       160 u64   arena_used       Str: arena bytes charged to the items
-       168 u64   jrnl_arena_used  Str journal: new arena_used
-       176 u64   jrnl_push_ok     Str journal: new str_push_ok
-       184 u64   jrnl_pop_ok      Str journal: new str_pop_ok
+       144 u64   c1_count         Str: copy 1's count
+       152 u64   c1_rd            Str: copy 1's rd
+       160 u64   c1_wr            Str: copy 1's wr
+       168 u64   c1_used          Str: copy 1's used
+       176 u64   c1_push_ok       Str: copy 1's push_ok
+       184 u64   c1_pop_ok        Str: copy 1's pop_ok
        192 u32   pop_waiters      atomic: consumers asleep (low 24 bits)
                                   and an epoch (high 8 bits)
        196 u32   pop_futex        futex word consumers sleep on: wake-ups
@@ -1484,7 +1493,7 @@ bytes are zero padding.
        204 u32   push_futex       futex word producers sleep on, as
                                   pop_futex
        208 u32   lock             Str: lock word (0, or pid | 0x80000000)
-       212 u32   journal          Str: 1 while the journal is valid, else 0
+       212 u32   current          Str: bit 0 names the current state copy
        216 u64   recoveries       crash recoveries
        224 u64   cleared          items removed by clear
        232 u64   lock_acquired    Str: lock acquisitions
@@ -1507,9 +1516,9 @@ For the integer queues C<head> and C<tail> are hints (see L</Slots>):
 the true counts are found by stepping from them over slots already done
 for their position. C<push_ok> is that settled tail minus C<skipped>,
 C<pop_ok> the settled head minus C<skipped> and C<cleared>, and the size
-their difference. For Str, C<push_ok> and C<pop_ok> are C<str_push_ok> and
-C<str_pop_ok>, C<tail> is the size, and the Str fields are described in
-L</Str queues>.
+their difference. For Str, C<push_ok> and C<pop_ok> are the current
+state copy's C<push_ok> and C<pop_ok>, its C<count> is the size, and the
+Str fields are described in L</Str queues>.
 
 =head2 Slots
 
@@ -1572,11 +1581,11 @@ A batch push may reserve C<m> positions whose slots it has checked free
 with one compare-and-swap of C<tail> from C<p> to C<p + m>, then publishes
 them one by one as above, skipping any a peer published meanwhile. A
 consumer that finds a position unpublished while C<tail> is past it waits;
-when the same position (recorded in C<arena_rd> as C<p + 1>, with the time
-in C<jrnl_head>) has stayed unpublished for 50 ms, it gives the position up
+when the same position (recorded in C<c0_rd> as C<p + 1>, with the time
+in C<c0_wr>) has stayed unpublished for 50 ms, it gives the position up
 with a compare-and-swap of C<seq> from C<p> to C<p + capacity>, counts it
-in C<str_pop_ok> ("skipped") and C<recoveries>, stores C<p + 2> in
-C<arena_rd> (leaving the time as it is, so a next position that is stuck
+in C<c0_count> ("skipped") and C<recoveries>, stores C<p + 2> in
+C<c0_rd> (leaving the time as it is, so a next position that is stuck
 too goes at once) and goes on. A slow producer's later CAS then fails and
 it puts the item elsewhere.
 
@@ -1618,12 +1627,13 @@ slots, and the arena at C<arena_off> (C<256 + 16 * capacity>, a multiple of
 arena are used; call that C<usable>.
 
 These are written only by the process that holds the lock, with plain
-stores that the lock's acquire and release order: C<head>, C<tail>,
-C<arena_rd>, C<arena_wr>, C<arena_used>, C<str_push_ok>, C<str_pop_ok>,
-C<cleared>, C<lock_acquired>, C<lock_contended>, the slots and the arena
-bytes. C<size> and C<stats> read some of them without the lock, as
-snapshots. C<push_full> and C<pop_empty> are atomic increments made outside
-the lock, and the waiter protocol is the one described for the integer
+stores that the lock's acquire and release order: the two copies of the
+state (C<head>, C<tail> and the C<c0_*> and C<c1_*> words), C<current>
+(with release ordering, see below), C<cleared>, C<lock_acquired>,
+C<lock_contended>, the slots and the arena bytes. C<size> and C<stats>
+read some of them without the lock, as snapshots of the current copy.
+C<push_full> and C<pop_empty> are atomic increments made outside the
+lock, and the waiter protocol is the one described for the integer
 queues.
 
 =over 4
@@ -1641,15 +1651,31 @@ unlock, swap in 0
 with release ordering and, if the old value had bit 31, C<FUTEX_WAKE> one
 waiter.
 
+=item State copies
+
+The queue's state is seven u64 words: C<head>, C<count>, C<rd>, C<wr>,
+C<used>, C<push_ok> and C<pop_ok>. The header holds two copies of it, at
+the same offsets within lines 1 and 2: copy 0 is C<head> (offset 64) and
+C<c0_count> to C<c0_pop_ok> (80 to 120), copy 1 is C<tail> (128) and
+C<c1_count> to C<c1_pop_ok> (144 to 184). C<pop_empty> and C<push_full>,
+between them, are not part of the state. Bit 0 of the u32 C<current> at
+offset 212 names the current copy. A holder of the lock loads C<current>
+with acquire ordering and reads the current copy. To commit a change it
+writes all seven words of the other copy, then stores that copy's number
+in C<current> with release ordering, then unlocks. A holder that dies
+before that store leaves the old state current; after it, the new one.
+Item bytes and slots are written before the commit, and only in space
+that no item owns. The words named below are the current copy's.
+
 =item Items
 
-The queue holds C<tail> items, in slots C<head>, C<head + 1>, ...,
-C<head + tail - 1>, each taken modulo C<capacity>; C<head> is kept below
-C<capacity>. A push at the back fills slot C<head + tail> and increments
-C<tail>; a push at the front decrements C<head> (modulo C<capacity>) and
+The queue holds C<count> items, in slots C<head>, C<head + 1>, ...,
+C<head + count - 1>, each taken modulo C<capacity>; C<head> is kept below
+C<capacity>. A push at the back fills slot C<head + count> and increments
+C<count>; a push at the front decrements C<head> (modulo C<capacity>) and
 fills that slot; a pop from the front increments C<head>; a pop from the
-back only decrements C<tail>. When C<tail> becomes 0, C<head> and the three
-arena words are set to 0.
+back only decrements C<count>. When C<count> becomes 0, C<head> and the
+three arena words (C<rd>, C<wr>, C<used>) are set to 0.
 
 =item Slot
 
@@ -1670,22 +1696,22 @@ and without a header; C<off + len> never exceeds C<usable>.
 
 Each item is charged C<len> rounded up to a multiple of 8, plus its waste.
 The charges of the items, in queue order, form one circular span of the
-arena that starts at C<arena_rd>, is C<arena_used> bytes long and ends at
-C<arena_wr>, so C<(arena_rd + arena_used) % usable == arena_wr>; all three
-are multiples of 8, and C<arena_used == usable> (with
-C<arena_rd == arena_wr>) is a full arena.
+arena that starts at C<rd>, is C<used> bytes long and ends at C<wr>, so
+C<(rd + used) % usable == wr>; all three are multiples of 8, and
+C<used == usable> (with C<rd == wr>) is a full arena.
 
-A push at the back puts the item at C<arena_wr> if it fits before the end
-of the arena (or, when the span already wraps around, in the gap up to
-C<arena_rd>); otherwise at offset 0 if it fits before C<arena_rd>, with the
-C<usable - arena_wr> bytes skipped at the end as its waste, which then lies
-before its bytes in the span. A push at the front puts the item just below
-C<arena_rd> if it fits there; otherwise, if it fits after C<arena_wr>, at
-C<usable> minus its aligned length, with the C<arena_rd> bytes at the start of the arena as its waste,
-after its bytes in the span. Either way C<arena_used> grows by the charge.
-A pop from the front advances C<arena_rd> by the front item's charge; a pop
-from the back moves C<arena_wr> back by the back item's charge; both reduce
-C<arena_used> by it, and an arena with nothing charged starts over at 0.
+A push at the back puts the item at C<wr> if it fits before the end of
+the arena (or, when the span already wraps around, in the gap up to
+C<rd>); otherwise at offset 0 if it fits before C<rd>, with the
+C<usable - wr> bytes skipped at the end as its waste, which then lies
+before its bytes in the span. A push at the front puts the item just
+below C<rd> if it fits there; otherwise, if it fits after C<wr>, at
+C<usable> minus its aligned length, with the C<rd> bytes at the start of
+the arena as its waste, after its bytes in the span. Either way C<used>
+grows by the charge. A pop from the front advances C<rd> by the front
+item's charge; a pop from the back moves C<wr> back by the back item's
+charge; both reduce C<used> by it, and an arena with nothing charged
+starts over at 0.
 
 =back
 
@@ -1705,6 +1731,13 @@ There is no upgrade in place: drain the queue with the old build, remove
 the file and create it again. Zero padding and the C<spare> slot words gain
 meanings only together with a new version. The crate's documentation
 (C<cargo doc>) describes the same format, field by field.
+
+The current version is 3. It changed the Str state words: version 2 kept
+one live state and a journal that the next holder of the lock replayed,
+version 3 keeps two copies of the state (see L</Str queues>). The integer
+queues' layout is unchanged, but their files carry the new number too. A
+file made by a version-2 build is refused; drain it with the old build
+and create it again.
 
 =head1 BENCHMARKS
 
