@@ -1794,7 +1794,9 @@ times each, and each row shows the median.
 
 C<cargo bench> runs F<benches/ring.rs> (single-process: a push+pop pair
 per variant, batches of 100, Str push+pop pairs of 8, 50 and 1024 bytes,
-with crossbeam's C<ArrayQueue> as the in-process reference) and
+with crossbeam's C<ArrayQueue> as the in-process reference: of C<i64> for
+the integer pairs, of C<< Vec<u8> >> (a heap copy per push) for the string
+pair) and
 F<benches/cross_process.rs> (forked producers and consumers: SPSC and two
 producers with two consumers, integers and 50-byte strings). Criterion
 prints a time per iteration for each; it keeps its data under
