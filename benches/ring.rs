@@ -110,7 +110,7 @@ fn str_pair(c: &mut Criterion) {
     // the heap pays for the same pair (an allocation and a copy on push,
     // the string handed back and freed on pop).
     let aq = ArrayQueue::<Vec<u8>>::new(CAP as usize);
-    let msg = vec![b'x'; 50];
+    let msg = [b'x'; 50];
     g.bench_function("crossbeam ArrayQueue<Vec<u8>> 50B", |b| {
         b.iter(|| {
             let _ = aq.push(black_box(&msg[..]).to_vec());
