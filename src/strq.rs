@@ -383,32 +383,52 @@ impl<const H: bool> Locked<'_, H> {
             return;
         }
         self.dirty = false;
-        let h = self.q.header();
-        let kp = self.q.kill_point;
         let next = self.copy ^ 1;
-        let c = h.str_copy(next);
-        // Plain Relaxed stores: every reader and writer of these words
-        // holds the lock, whose release (the guard, dropped next) publishes
-        // them. `len` and `stats` also read them without the lock, wanting
-        // only recent values.
-        c.head.store(self.head, Ordering::Relaxed);
-        c.count.store(self.count, Ordering::Relaxed);
-        c.rd.store(self.arena.rd, Ordering::Relaxed);
-        if H {
-            kp.hit(KillPoint::MidCommit);
-        }
-        c.wr.store(self.arena.wr, Ordering::Relaxed);
-        c.used.store(self.arena.used, Ordering::Relaxed);
-        c.push_ok.store(self.push_ok, Ordering::Relaxed);
-        c.pop_ok.store(self.pop_ok, Ordering::Relaxed);
-        // SYNC POINT: Release orders the copy before the switch for a
-        // taker-over, which reads `current` with Acquire in `lock_until`
-        // (a dead holder released no lock it could synchronise with).
-        h.current.store(next, Ordering::Release);
+        write_state::<H>(
+            self.q,
+            next,
+            (self.head, self.count),
+            &self.arena,
+            (self.push_ok, self.pop_ok),
+        );
         self.copy = next;
-        if H {
-            kp.hit(KillPoint::AfterCommit);
-        }
+    }
+}
+
+/// The commit proper: write the new state to copy `next`, which is not
+/// current, then make it current.
+#[inline(always)]
+fn write_state<const H: bool>(
+    q: &StrQueue,
+    next: u32,
+    (head, count): (u64, u64),
+    arena: &Arena,
+    (push_ok, pop_ok): (u64, u64),
+) {
+    let h = q.header();
+    let kp = q.kill_point;
+    let c = h.str_copy(next);
+    let Arena { rd, wr, used, .. } = *arena;
+    // Plain Relaxed stores: every reader and writer of these words holds
+    // the lock, whose release (the guard, dropped next) publishes them.
+    // `len` and `stats` also read them without the lock, wanting only
+    // recent values.
+    c.head.store(head, Ordering::Relaxed);
+    c.count.store(count, Ordering::Relaxed);
+    c.rd.store(rd, Ordering::Relaxed);
+    if H {
+        kp.hit(KillPoint::MidCommit);
+    }
+    c.wr.store(wr, Ordering::Relaxed);
+    c.used.store(used, Ordering::Relaxed);
+    c.push_ok.store(push_ok, Ordering::Relaxed);
+    c.pop_ok.store(pop_ok, Ordering::Relaxed);
+    // SYNC POINT: Release orders the copy before the switch for a
+    // taker-over, which reads `current` with Acquire in `lock_until` (a
+    // dead holder released no lock it could synchronise with).
+    h.current.store(next, Ordering::Release);
+    if H {
+        kp.hit(KillPoint::AfterCommit);
     }
 }
 
@@ -449,44 +469,15 @@ impl<'q, const H: bool> Locked<'q, H> {
         if self.count == 0 {
             return None;
         }
-        let s = self.slot_of(back);
-        let off = u64::from(s.off.load(Ordering::Relaxed));
-        let len = u64::from(s.len.load(Ordering::Relaxed));
-        let meta = s.meta.load(Ordering::Relaxed);
-        // Both are below 2^32, so the sum cannot overflow.
-        if len > MAX_ITEM || off + len > self.q.usable {
-            return None;
-        }
-        Some((
-            off,
-            len,
-            u64::from(meta & META_WASTE),
-            meta & META_UTF8 != 0,
-        ))
+        read_item(self.slot_of(back), self.q.usable)
     }
 
     /// Append the end item's bytes to `out`; optionally remove the item.
     #[inline(always)]
     fn copy_end(&mut self, back: bool, remove: bool, out: &mut Vec<u8>) -> Option<Taken> {
         let (off, len, waste, utf8) = self.read_end(back)?;
-        let start = out.len();
+        let start = copy_out(self.q, off, len, out)?;
         let n = len as usize;
-        // `try_reserve`, not `reserve`: nothing between taking the lock and
-        // releasing it may unwind. (A `reserve` that could panic makes the
-        // compiler keep the whole locked state in memory for the unwinding
-        // path, in every build that unwinds.) If `out` cannot grow, the
-        // item stays where it is and the call reports no item.
-        if out.try_reserve(n).is_err() {
-            return None;
-        }
-        // SAFETY: `off + len <= usable <= arena_cap` (checked in read_end),
-        // so the source lies inside the mapped arena; `out` has room for
-        // `n` more bytes after `reserve`, and a Vec never overlaps the
-        // mapping. We hold the lock, so no other process writes this item.
-        unsafe {
-            copy_bytes(self.q.arena_ptr(off), out.as_mut_ptr().add(start), n);
-            out.set_len(start + n);
-        }
         if remove {
             let charge = align8(len) + waste;
             if back {
@@ -517,56 +508,123 @@ impl<'q, const H: bool> Locked<'q, H> {
         if self.count >= self.capacity() {
             return false;
         }
-        let len = bytes.len() as u64;
         let mut arena = self.arena;
-        let placed = if front {
-            arena.place_front(len)
-        } else {
-            arena.place_back(len)
-        };
-        let Some(p) = placed else {
+        let Some(head) = store_item::<H>(
+            self.q, self.head, self.count, &mut arena, bytes, utf8, front,
+        ) else {
             return false;
         };
-        // The arena arithmetic guarantees these; checking them here keeps
-        // the copy below obviously in bounds.
-        let (Ok(off32), Ok(waste32)) = (u32::try_from(p.off), u32::try_from(p.waste)) else {
-            return false;
-        };
-        if p.off.saturating_add(len) > self.q.usable || waste32 & !META_WASTE != 0 {
-            return false;
-        }
-        // SAFETY: `p.off + len <= usable`, so the destination lies inside
-        // the mapped arena, and the arena accounting reserves it for this
-        // item alone; we hold the lock; `bytes` is private memory.
-        unsafe {
-            copy_bytes(bytes.as_ptr(), self.q.arena_ptr(p.off), bytes.len());
-        }
-        let idx = if front {
-            self.head = self.head.wrapping_sub(1) & self.q.mask;
-            self.head
-        } else {
-            self.head.wrapping_add(self.count) & self.q.mask
-        };
-        let s = self.q.slot(idx);
-        s.off.store(off32, Ordering::Relaxed);
-        // `len <= MAX_ITEM < 2^31` was checked by the caller.
-        s.len.store(len as u32, Ordering::Relaxed);
-        s.meta.store(
-            waste32 | if utf8 { META_UTF8 } else { 0 },
-            Ordering::Relaxed,
-        );
-        s.spare.store(0, Ordering::Relaxed);
-        // The bytes and the slot are in space no item owns yet; until the
-        // commit in `drop` they are invisible.
-        if H {
-            self.q.kill_point.hit(KillPoint::AfterBytes);
-        }
+        self.head = head;
         self.arena = arena;
         self.count += 1;
         self.push_ok = self.push_ok.wrapping_add(1);
         self.dirty = true;
         true
     }
+}
+
+/// The item in slot `s` as (offset, length, waste, utf8), if its bytes lie
+/// inside the `usable` bytes of the arena.
+#[inline(always)]
+fn read_item(s: &StrSlot, usable: u64) -> Option<(u64, u64, u64, bool)> {
+    let off = u64::from(s.off.load(Ordering::Relaxed));
+    let len = u64::from(s.len.load(Ordering::Relaxed));
+    let meta = s.meta.load(Ordering::Relaxed);
+    // Both are below 2^32, so the sum cannot overflow.
+    if len > MAX_ITEM || off + len > usable {
+        return None;
+    }
+    Some((
+        off,
+        len,
+        u64::from(meta & META_WASTE),
+        meta & META_UTF8 != 0,
+    ))
+}
+
+/// Append the `len` arena bytes at `off` (checked by [`read_item`]) to
+/// `out`; where they start in `out`, or `None` if `out` cannot grow.
+///
+/// `try_reserve`, not `reserve`: nothing between taking the lock and
+/// releasing it may unwind. (A `reserve` that could panic makes the
+/// compiler keep the whole locked state in memory for the unwinding path,
+/// in every build that unwinds.) If `out` cannot grow, the caller leaves
+/// the item where it is and reports no item.
+#[inline(always)]
+fn copy_out(q: &StrQueue, off: u64, len: u64, out: &mut Vec<u8>) -> Option<usize> {
+    let start = out.len();
+    let n = len as usize;
+    out.try_reserve(n).ok()?;
+    // SAFETY: `off + len <= usable <= arena_cap` (checked in read_item),
+    // so the source lies inside the mapped arena; `out` has room for `n`
+    // more bytes after `try_reserve`, and a Vec never overlaps the
+    // mapping. We hold the lock, so no other process writes this item.
+    unsafe {
+        copy_bytes(q.arena_ptr(off), out.as_mut_ptr().add(start), n);
+        out.set_len(start + n);
+    }
+    Some(start)
+}
+
+/// Place `bytes` at one end of the `count` items from slot `head`: copy
+/// them into the arena and fill the slot outside the live range. Returns
+/// the new `head` (changed by a front push) with `arena` updated, or
+/// `None` with nothing written when there is no room. The caller holds
+/// the lock, has checked that a slot is free and that the item can ever
+/// fit, and commits afterwards.
+#[inline(always)]
+fn store_item<const H: bool>(
+    q: &StrQueue,
+    head: u64,
+    count: u64,
+    arena: &mut Arena,
+    bytes: &[u8],
+    utf8: bool,
+    front: bool,
+) -> Option<u64> {
+    let len = bytes.len() as u64;
+    let mut a = *arena;
+    let p = if front {
+        a.place_front(len)
+    } else {
+        a.place_back(len)
+    }?;
+    // The arena arithmetic guarantees these; checking them here keeps the
+    // copy below obviously in bounds.
+    let (Ok(off32), Ok(waste32)) = (u32::try_from(p.off), u32::try_from(p.waste)) else {
+        return None;
+    };
+    if p.off.saturating_add(len) > q.usable || waste32 & !META_WASTE != 0 {
+        return None;
+    }
+    // SAFETY: `p.off + len <= usable`, so the destination lies inside the
+    // mapped arena, and the arena accounting reserves it for this item
+    // alone; we hold the lock; `bytes` is private memory.
+    unsafe {
+        copy_bytes(bytes.as_ptr(), q.arena_ptr(p.off), bytes.len());
+    }
+    let (head, idx) = if front {
+        let h = head.wrapping_sub(1) & q.mask;
+        (h, h)
+    } else {
+        (head, head.wrapping_add(count) & q.mask)
+    };
+    let s = q.slot(idx);
+    s.off.store(off32, Ordering::Relaxed);
+    // `len <= MAX_ITEM < 2^31` was checked by the caller.
+    s.len.store(len as u32, Ordering::Relaxed);
+    s.meta.store(
+        waste32 | if utf8 { META_UTF8 } else { 0 },
+        Ordering::Relaxed,
+    );
+    s.spare.store(0, Ordering::Relaxed);
+    // The bytes and the slot are in space no item owns yet; until the
+    // commit they are invisible.
+    if H {
+        q.kill_point.hit(KillPoint::AfterBytes);
+    }
+    *arena = a;
+    Some(head)
 }
 
 impl StrQueue {
@@ -775,23 +833,21 @@ impl StrQueue {
     /// passed with the lock still held by a live process.
     #[inline(always)]
     fn locked<const H: bool>(&self) -> Option<Locked<'_, H>> {
-        let ns = self.lock_timeout_ns.load(Ordering::Relaxed);
-        let r = self.lock_until::<H>(
-            || {
-                if ns == u64::MAX {
-                    Deadline::FOREVER
-                } else {
-                    Deadline::after_secs(ns as f64 / 1e9)
-                }
-            },
-            false,
-        );
+        let r = self.lock_until::<H>(|| self.lock_deadline(), false);
         match r {
             Ok(l) => Some(l),
             Err(_) => {
                 set_errno(libc::ETIMEDOUT);
                 None
             }
+        }
+    }
+
+    /// When a non-blocking call that found the lock held gives up.
+    fn lock_deadline(&self) -> Deadline {
+        match self.lock_timeout_ns.load(Ordering::Relaxed) {
+            u64::MAX => Deadline::FOREVER,
+            ns => Deadline::after_secs(ns as f64 / 1e9),
         }
     }
 
@@ -813,6 +869,61 @@ impl StrQueue {
         deadline: impl FnOnce() -> Deadline,
         interruptible: bool,
     ) -> std::result::Result<Locked<'_, H>, LockFail> {
+        let guard = self.lock_guard::<H>(deadline, interruptible)?;
+        let (copy, c, head, count) = self.current_state();
+        let arena = self.arena_of(c, count);
+        Ok(Locked {
+            q: self,
+            copy,
+            head,
+            count,
+            arena,
+            push_ok: c.push_ok.load(Ordering::Relaxed),
+            pop_ok: c.pop_ok.load(Ordering::Relaxed),
+            dirty: false,
+            _guard: guard,
+        })
+    }
+
+    /// With the lock held: the current copy's number, the copy, its front
+    /// index and its item count, sanitised (masked and clamped).
+    #[inline(always)]
+    fn current_state(&self) -> (u32, &StrCopy, u64, u64) {
+        let h = self.header();
+        // SYNC POINT: Acquire pairs with the Release that made the copy
+        // current: after a takeover the lock CAS synchronised with nothing
+        // the dead holder wrote.
+        let copy = h.current.load(Ordering::Acquire) & 1;
+        let c = h.str_copy(copy);
+        let head = c.head.load(Ordering::Relaxed) & self.mask;
+        let count = c.count.load(Ordering::Relaxed).min(self.mask + 1);
+        (copy, c, head, count)
+    }
+
+    /// The arena words of copy `c` holding `count` items (an empty arena
+    /// when there are none).
+    #[inline(always)]
+    fn arena_of(&self, c: &StrCopy, count: u64) -> Arena {
+        if count == 0 {
+            return Arena::empty(self.usable);
+        }
+        Arena {
+            size: self.usable,
+            rd: c.rd.load(Ordering::Relaxed),
+            wr: c.wr.load(Ordering::Relaxed),
+            used: c.used.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Take the lock (taking it over from a dead holder), waiting until
+    /// the deadline `deadline()` computes (only when the lock is found
+    /// held); count it.
+    #[inline(always)]
+    fn lock_guard<const H: bool>(
+        &self,
+        deadline: impl FnOnce() -> Deadline,
+        interruptible: bool,
+    ) -> std::result::Result<LockGuard<'_>, LockFail> {
         let h = self.header();
         let guard = match LockGuard::try_acquire_robust(&h.lock, &h.lock_owner) {
             Some(g) => g,
@@ -825,33 +936,20 @@ impl StrQueue {
         // Counters only written under the lock: load + store is exact.
         let v = h.lock_acquired.load(Ordering::Relaxed);
         h.lock_acquired.store(v.wrapping_add(1), Ordering::Relaxed);
-        // SYNC POINT: Acquire, as in `current_words`: after a takeover the
-        // lock CAS synchronised with nothing the dead holder wrote.
-        let copy = h.current.load(Ordering::Acquire) & 1;
-        let c = h.str_copy(copy);
-        let count = c.count.load(Ordering::Relaxed).min(self.mask + 1);
-        let head = c.head.load(Ordering::Relaxed) & self.mask;
-        let arena = if count == 0 {
-            Arena::empty(self.usable)
-        } else {
-            Arena {
-                size: self.usable,
-                rd: c.rd.load(Ordering::Relaxed),
-                wr: c.wr.load(Ordering::Relaxed),
-                used: c.used.load(Ordering::Relaxed),
+        Ok(guard)
+    }
+
+    /// The lock for a non-blocking call, as [`StrQueue::locked`] takes it,
+    /// without loading the state.
+    #[inline(always)]
+    fn guard_now<const H: bool>(&self) -> Option<LockGuard<'_>> {
+        match self.lock_guard::<H>(|| self.lock_deadline(), false) {
+            Ok(g) => Some(g),
+            Err(_) => {
+                set_errno(libc::ETIMEDOUT);
+                None
             }
-        };
-        Ok(Locked {
-            q: self,
-            copy,
-            head,
-            count,
-            arena,
-            push_ok: c.push_ok.load(Ordering::Relaxed),
-            pop_ok: c.pop_ok.load(Ordering::Relaxed),
-            dirty: false,
-            _guard: guard,
-        })
+        }
     }
 
     /// [`StrQueue::lock_until`] when the lock was found held: wait for it
@@ -921,17 +1019,23 @@ impl StrQueue {
     /// has one.
     #[inline(always)]
     fn push_at(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
-        if self.kill_point == KillPoint::None {
-            self.push_with::<false>(bytes, utf8, front)
-        } else {
-            self.push_hooked(bytes, utf8, front)
+        match (self.kill_point, front) {
+            (KillPoint::None, false) => self.push_back_flat::<false>(bytes, utf8),
+            (KillPoint::None, true) => self.push_with::<false>(bytes, utf8, true),
+            _ => self.push_hooked(bytes, utf8, front),
         }
     }
 
+    /// `push_at` for a handle with a crash point: the same code with the
+    /// hooks compiled in.
     #[cold]
     #[inline(never)]
     fn push_hooked(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
-        self.push_with::<true>(bytes, utf8, front)
+        if front {
+            self.push_with::<true>(bytes, utf8, true)
+        } else {
+            self.push_back_flat::<true>(bytes, utf8)
+        }
     }
 
     #[inline(always)]
@@ -1076,17 +1180,87 @@ impl StrQueue {
     /// See [`StrQueue::push_front`] (both ends) and [`StrQueue`] (the
     /// UTF-8 flag).
     pub fn pop(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
-        if self.kill_point == KillPoint::None {
-            self.pop_with::<false>(back, out)
-        } else {
-            self.pop_hooked(back, out)
+        // One copy of the code per end, so neither pays for the other's
+        // index arithmetic.
+        match (self.kill_point, back) {
+            (KillPoint::None, false) => self.pop_front_flat::<false>(out),
+            (KillPoint::None, true) => self.pop_with::<false>(true, out),
+            _ => self.pop_hooked(back, out),
         }
     }
 
+    /// `pop` for a handle with a crash point: the same code with the hooks
+    /// compiled in.
     #[cold]
     #[inline(never)]
     fn pop_hooked(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
-        self.pop_with::<true>(back, out)
+        if back {
+            self.pop_with::<true>(true, out)
+        } else {
+            self.pop_front_flat::<true>(out)
+        }
+    }
+
+    /// A front pop written out flat: the state is read from the current
+    /// copy where it is needed rather than held for the whole call (that
+    /// copy stays intact until the commit switches away from it).
+    #[inline(always)]
+    fn pop_front_flat<const H: bool>(&self, out: &mut Vec<u8>) -> Option<bool> {
+        out.clear();
+        let guard = self.guard_now::<H>()?;
+        let (copy, c, head, count) = self.current_state();
+        let taken = if count == 0 {
+            None
+        } else {
+            read_item(self.slot(head), self.usable).and_then(|(off, len, waste, utf8)| {
+                copy_out(self, off, len, out).map(|_| (align8(len) + waste, utf8))
+            })
+        };
+        let Some((charge, utf8)) = taken else {
+            drop(guard);
+            self.count_empty();
+            self.missed();
+            return None;
+        };
+        // As `Locked::copy_end` leaves it for a front pop.
+        let (head, arena) = if count == 1 {
+            (0, Arena::empty(self.usable))
+        } else {
+            let mut a = self.arena_of(c, count);
+            a.release_front(charge);
+            ((head + 1) & self.mask, a)
+        };
+        let pushed = c.push_ok.load(Ordering::Relaxed);
+        let popped = c.pop_ok.load(Ordering::Relaxed).wrapping_add(1);
+        write_state::<H>(self, copy ^ 1, (head, count - 1), &arena, (pushed, popped));
+        drop(guard);
+        self.wake_producers();
+        Some(utf8)
+    }
+
+    /// A back push written out flat, as [`StrQueue::pop_front_flat`].
+    #[inline(always)]
+    fn push_back_flat<const H: bool>(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
+        self.check(bytes.len())?;
+        let Some(guard) = self.guard_now::<H>() else {
+            return Ok(false);
+        };
+        let (copy, c, head, count) = self.current_state();
+        let mut arena = self.arena_of(c, count);
+        let stored = count <= self.mask
+            && store_item::<H>(self, head, count, &mut arena, bytes, utf8, false).is_some();
+        if !stored {
+            drop(guard);
+            self.count_full();
+            self.missed();
+            return Ok(false);
+        }
+        let pushed = c.push_ok.load(Ordering::Relaxed).wrapping_add(1);
+        let popped = c.pop_ok.load(Ordering::Relaxed);
+        write_state::<H>(self, copy ^ 1, (head, count + 1), &arena, (pushed, popped));
+        drop(guard);
+        self.consumers().wake(1);
+        Ok(true)
     }
 
     /// `pop`, with the test hooks compiled in or out (`H`).
