@@ -94,8 +94,8 @@
 //! commit. An item a consumer popped and then died with is gone, as with
 //! any consumer that dies after a pop.) The `lock_acquired`,
 //! `lock_contended`, `cleared`, `push_full` and `pop_empty` statistics are
-//! outside the state and may miss one count. A commit costs eight stores,
-//! the same as writing the state in place would.
+//! outside the state and may miss one count. A commit costs eight stores:
+//! the seven words and the switch.
 //!
 //! (Format version 2 kept one live state and a journal that the next
 //! holder replayed: sixteen stores per operation, and a load on every
@@ -424,8 +424,8 @@ fn write_state<const H: bool>(
     c.push_ok.store(push_ok, Ordering::Relaxed);
     c.pop_ok.store(pop_ok, Ordering::Relaxed);
     // SYNC POINT: Release orders the copy before the switch for a
-    // taker-over, which reads `current` with Acquire in `lock_until` (a
-    // dead holder released no lock it could synchronise with).
+    // taker-over, which reads `current` with Acquire in `current_state`
+    // (a dead holder released no lock it could synchronise with).
     h.current.store(next, Ordering::Release);
     if H {
         kp.hit(KillPoint::AfterCommit);
