@@ -432,15 +432,6 @@ fn write_state<const H: bool>(
     }
 }
 
-/// The state copy that is current now (a snapshot when read without the
-/// lock).
-#[inline(always)]
-fn current_copy(h: &Header) -> &StrCopy {
-    // SYNC POINT: Acquire pairs with the Release that made the copy
-    // current, for a reader that did not get the lock from its writer.
-    h.str_copy(h.current.load(Ordering::Acquire))
-}
-
 /// What a successful take found: where its bytes went in `out`, and flags.
 struct Taken {
     start: usize,
@@ -480,17 +471,10 @@ impl<'q, const H: bool> Locked<'q, H> {
         let n = len as usize;
         if remove {
             let charge = align8(len) + waste;
-            if back {
-                self.arena.release_back(charge);
-            } else {
-                self.arena.release_front(charge);
-                self.head = self.head.wrapping_add(1) & self.q.mask;
-            }
+            (self.head, self.arena) = self
+                .q
+                .after_removal(back, self.head, self.count, self.arena, charge);
             self.count -= 1;
-            if self.count == 0 {
-                self.head = 0;
-                self.arena = Arena::empty(self.q.usable);
-            }
             self.pop_ok = self.pop_ok.wrapping_add(1);
             self.dirty = true;
         }
@@ -833,14 +817,7 @@ impl StrQueue {
     /// passed with the lock still held by a live process.
     #[inline(always)]
     fn locked<const H: bool>(&self) -> Option<Locked<'_, H>> {
-        let r = self.lock_until::<H>(|| self.lock_deadline(), false);
-        match r {
-            Ok(l) => Some(l),
-            Err(_) => {
-                set_errno(libc::ETIMEDOUT);
-                None
-            }
-        }
+        Some(self.load_state(self.guard_now::<H>()?))
     }
 
     /// When a non-blocking call that found the lock held gives up.
@@ -869,10 +846,15 @@ impl StrQueue {
         deadline: impl FnOnce() -> Deadline,
         interruptible: bool,
     ) -> std::result::Result<Locked<'_, H>, LockFail> {
-        let guard = self.lock_guard::<H>(deadline, interruptible)?;
+        Ok(self.load_state(self.lock_guard::<H>(deadline, interruptible)?))
+    }
+
+    /// The lock `guard` with the state loaded from the current copy.
+    #[inline(always)]
+    fn load_state<'q, const H: bool>(&'q self, guard: LockGuard<'q>) -> Locked<'q, H> {
         let (copy, c, head, count) = self.current_state();
         let arena = self.arena_of(c, count);
-        Ok(Locked {
+        Locked {
             q: self,
             copy,
             head,
@@ -882,17 +864,19 @@ impl StrQueue {
             pop_ok: c.pop_ok.load(Ordering::Relaxed),
             dirty: false,
             _guard: guard,
-        })
+        }
     }
 
-    /// With the lock held: the current copy's number, the copy, its front
-    /// index and its item count, sanitised (masked and clamped).
+    /// The current copy's number, the copy, its front index and its item
+    /// count, sanitised (masked and clamped). Without the lock (`len`,
+    /// `stats`) a snapshot.
     #[inline(always)]
     fn current_state(&self) -> (u32, &StrCopy, u64, u64) {
         let h = self.header();
         // SYNC POINT: Acquire pairs with the Release that made the copy
         // current: after a takeover the lock CAS synchronised with nothing
-        // the dead holder wrote.
+        // the dead holder wrote, and a reader without the lock did not get
+        // it from the writer.
         let copy = h.current.load(Ordering::Acquire) & 1;
         let c = h.str_copy(copy);
         let head = c.head.load(Ordering::Relaxed) & self.mask;
@@ -912,6 +896,30 @@ impl StrQueue {
             rd: c.rd.load(Ordering::Relaxed),
             wr: c.wr.load(Ordering::Relaxed),
             used: c.used.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The front index and arena once the end item (at the back with
+    /// `back`), charged `charge`, has left the `count` items from `head`:
+    /// a queue that empties starts over at slot 0 and arena offset 0.
+    #[inline(always)]
+    fn after_removal(
+        &self,
+        back: bool,
+        head: u64,
+        count: u64,
+        mut arena: Arena,
+        charge: u64,
+    ) -> (u64, Arena) {
+        if count <= 1 {
+            return (0, Arena::empty(self.usable));
+        }
+        if back {
+            arena.release_back(charge);
+            (head, arena)
+        } else {
+            arena.release_front(charge);
+            (head.wrapping_add(1) & self.mask, arena)
         }
     }
 
@@ -939,8 +947,9 @@ impl StrQueue {
         Ok(guard)
     }
 
-    /// The lock for a non-blocking call, as [`StrQueue::locked`] takes it,
-    /// without loading the state.
+    /// The lock for a non-blocking call, waiting at most the handle's lock
+    /// timeout. `None` (and `errno` = `ETIMEDOUT`) when that passed with
+    /// the lock still held by a live process.
     #[inline(always)]
     fn guard_now<const H: bool>(&self) -> Option<LockGuard<'_>> {
         match self.lock_guard::<H>(|| self.lock_deadline(), false) {
@@ -1021,7 +1030,7 @@ impl StrQueue {
     fn push_at(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
         match (self.kill_point, front) {
             (KillPoint::None, false) => self.push_back_flat::<false>(bytes, utf8),
-            (KillPoint::None, true) => self.push_with::<false>(bytes, utf8, true),
+            (KillPoint::None, true) => self.push_front_locked::<false>(bytes, utf8),
             _ => self.push_hooked(bytes, utf8, front),
         }
     }
@@ -1032,19 +1041,20 @@ impl StrQueue {
     #[inline(never)]
     fn push_hooked(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
         if front {
-            self.push_with::<true>(bytes, utf8, true)
+            self.push_front_locked::<true>(bytes, utf8)
         } else {
             self.push_back_flat::<true>(bytes, utf8)
         }
     }
 
+    /// A front push through [`Locked`].
     #[inline(always)]
-    fn push_with<const H: bool>(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
+    fn push_front_locked<const H: bool>(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
         self.check(bytes.len())?;
         let Some(mut l) = self.locked::<H>() else {
             return Ok(false);
         };
-        let ok = l.put(bytes, utf8, front);
+        let ok = l.put(bytes, utf8, true);
         l.release();
         if ok {
             self.consumers().wake(1);
@@ -1184,7 +1194,7 @@ impl StrQueue {
         // index arithmetic.
         match (self.kill_point, back) {
             (KillPoint::None, false) => self.pop_front_flat::<false>(out),
-            (KillPoint::None, true) => self.pop_with::<false>(true, out),
+            (KillPoint::None, true) => self.pop_back_locked::<false>(out),
             _ => self.pop_hooked(back, out),
         }
     }
@@ -1195,7 +1205,7 @@ impl StrQueue {
     #[inline(never)]
     fn pop_hooked(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         if back {
-            self.pop_with::<true>(true, out)
+            self.pop_back_locked::<true>(out)
         } else {
             self.pop_front_flat::<true>(out)
         }
@@ -1222,14 +1232,9 @@ impl StrQueue {
             self.missed();
             return None;
         };
-        // As `Locked::copy_end` leaves it for a front pop.
-        let (head, arena) = if count == 1 {
-            (0, Arena::empty(self.usable))
-        } else {
-            let mut a = self.arena_of(c, count);
-            a.release_front(charge);
-            ((head + 1) & self.mask, a)
-        };
+        // `count - 1`: no arena word is loaded when the queue empties.
+        let arena = self.arena_of(c, count - 1);
+        let (head, arena) = self.after_removal(false, head, count, arena, charge);
         let pushed = c.push_ok.load(Ordering::Relaxed);
         let popped = c.pop_ok.load(Ordering::Relaxed).wrapping_add(1);
         write_state::<H>(self, copy ^ 1, (head, count - 1), &arena, (pushed, popped));
@@ -1263,12 +1268,13 @@ impl StrQueue {
         Ok(true)
     }
 
-    /// `pop`, with the test hooks compiled in or out (`H`).
+    /// A back pop through [`Locked`], with the test hooks compiled in or
+    /// out (`H`).
     #[inline(always)]
-    fn pop_with<const H: bool>(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
+    fn pop_back_locked<const H: bool>(&self, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
         let mut l = self.locked::<H>()?;
-        let t = l.copy_end(back, true, out);
+        let t = l.copy_end(true, true, out);
         l.release();
         match t {
             Some(t) => {
@@ -1466,10 +1472,7 @@ impl StrQueue {
     ///
     /// See [`StrQueue::clear`].
     pub fn len(&self) -> u64 {
-        current_copy(self.header())
-            .count
-            .load(Ordering::Relaxed)
-            .min(self.capacity())
+        self.current_state().3
     }
 
     /// Whether the queue is empty (a snapshot).
@@ -1563,9 +1566,9 @@ impl StrQueue {
     /// ```
     pub fn stats(&self) -> Stats {
         let h = self.header();
-        let c = current_copy(h);
+        let (_, c, _, size) = self.current_state();
         Stats {
-            size: c.count.load(Ordering::Relaxed).min(self.capacity()),
+            size,
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
             push_ok: c.push_ok.load(Ordering::Relaxed),
@@ -1672,7 +1675,7 @@ mod tests {
     /// Sum of the charges (aligned length + waste) recorded in the slots of
     /// the items present.
     fn slot_charges(q: &StrQueue) -> u64 {
-        let c = current_copy(q.header());
+        let c = q.current_state().1;
         let (head, count) = (
             c.head.load(Ordering::Relaxed),
             c.count.load(Ordering::Relaxed),
@@ -1687,7 +1690,7 @@ mod tests {
     }
 
     fn end_slot(q: &StrQueue, back: bool) -> (u64, u64) {
-        let c = current_copy(q.header());
+        let c = q.current_state().1;
         let (head, count) = (
             c.head.load(Ordering::Relaxed),
             c.count.load(Ordering::Relaxed),
@@ -1812,7 +1815,7 @@ mod tests {
         q.push(&[2; 1000], false).unwrap();
         pop_item(&q, false).unwrap();
         pop_item(&q, true).unwrap();
-        let c = current_copy(q.header());
+        let c = q.current_state().1;
         let words = [&c.rd, &c.wr, &c.used].map(|w| w.load(Ordering::Relaxed));
         assert_eq!(words, [0, 0, 0]);
         // The whole arena in one piece is available again.
@@ -2662,7 +2665,7 @@ mod tests {
                 (self.pushes, self.pops),
                 "counters at step {step}"
             );
-            let c = current_copy(self.q.header());
+            let c = self.q.current_state().1;
             let a = Arena {
                 size: self.q.usable,
                 rd: c.rd.load(Ordering::Relaxed),
