@@ -186,7 +186,9 @@ fn current_tag_slow() -> u64 {
     let pid = current_pid();
     let start = proc_stat(pid).map_or(0, |s| s.start as u32);
     let t = u64::from(pid) << 32 | u64::from(start);
-    if !NO_CACHE.load(StdOrdering::Relaxed) {
+    // Cached only when its pid is a lock word as it stands (always, for a
+    // Linux pid): `try_acquire_robust` uses it without masking.
+    if !NO_CACHE.load(StdOrdering::Relaxed) && (1..=PID_MASK).contains(&pid) {
         TAG_CACHE.store(t, StdOrdering::Relaxed);
     }
     t
@@ -387,17 +389,44 @@ impl<'a> LockGuard<'a> {
 
     /// One attempt of [`acquire_robust`](Self::acquire_robust) for a free
     /// lock: the CAS and the tag store, nothing else. `None` when the lock
-    /// is held (then call `acquire_robust`, which waits).
+    /// is held, or before this process has cached its owner tag (then call
+    /// `acquire_robust`, which fills the cache and waits if it must). No
+    /// call, so a caller's fast path stays free of them.
     #[inline(always)]
     pub fn try_acquire_robust(word: &'a AtomicU32, tag: &AtomicU64) -> Option<Self> {
-        let my_tag = current_tag();
-        let me = ((my_tag >> 32) as u32 & PID_MASK).max(1);
+        let my_tag = TAG_CACHE.load(StdOrdering::Relaxed);
+        // A cached tag's pid is a lock word as it stands (checked to be in
+        // 1..=PID_MASK when the cache was filled).
+        let me = (my_tag >> 32) as u32;
+        if my_tag == 0 {
+            return None;
+        }
         // SYNC POINT: as in acquire_as.
         word.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
             .ok()?;
         // Relaxed: as in acquire_robust_as.
         tag.store(my_tag, Ordering::Relaxed);
         Some(LockGuard { word })
+    }
+
+    /// Unlock, as dropping the guard does, but leave the wake-up to the
+    /// caller: `true` when somebody may sleep on the lock word, who must
+    /// then be woken with [`LockGuard::wake_one`]. A hot path that keeps
+    /// every call out of line uses this.
+    #[inline(always)]
+    #[must_use = "a sleeper on the lock word must be woken with wake_one"]
+    pub fn unlock(self) -> bool {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SYNC POINT: as in drop.
+        is_contended(me.word.swap(0, Ordering::Release))
+    }
+
+    /// Wake one sleeper on the lock word `word`, after
+    /// [`LockGuard::unlock`] returned `true`.
+    #[cold]
+    #[inline(never)]
+    pub fn wake_one(word: &AtomicU32) {
+        futex::wake(word, 1);
     }
 
     /// [`acquire_robust`](Self::acquire_robust) recording `pid` (as in
@@ -687,6 +716,26 @@ mod tests {
             assert_eq!(owner_pid(v), unsafe { libc::getpid() } as u32);
             assert!(!is_contended(v));
         }
+        assert_eq!(w.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn one_try_takes_a_free_lock_as_this_process_and_unlock_reports_sleepers() {
+        let (w, tag) = (AtomicU32::new(0), AtomicU64::new(0));
+        // With the tag cached (current_tag fills the cache), one CAS.
+        let me = current_tag();
+        let g = LockGuard::try_acquire_robust(&w, &tag).expect("a free lock");
+        assert_eq!(w.load(Ordering::Relaxed), (me >> 32) as u32);
+        assert_eq!(owner_pid(w.load(Ordering::Relaxed)), current_pid());
+        assert_eq!(tag.load(Ordering::Relaxed), me);
+        // Held: the try fails and changes nothing.
+        assert!(LockGuard::try_acquire_robust(&w, &tag).is_none());
+        assert!(!g.unlock(), "nobody sleeps");
+        assert_eq!(w.load(Ordering::Relaxed), 0);
+        // A sleeper marked the word: unlock frees it and says so.
+        let g = LockGuard::try_acquire_robust(&w, &tag).unwrap();
+        w.fetch_or(CONTENDED, Ordering::Relaxed);
+        assert!(g.unlock(), "a sleeper must be woken");
         assert_eq!(w.load(Ordering::Relaxed), 0);
     }
 

@@ -119,9 +119,17 @@ impl Side<'_> {
     /// the SeqCst announcement in [`block_on`].
     #[inline(always)]
     pub fn wake(&self, n: u32) {
-        if n > 0 && self.waiters.load(Ordering::SeqCst) & COUNT_MASK != 0 {
+        if n > 0 && self.waiting() {
             self.wake_slow(n);
         }
+    }
+
+    /// Whether anybody announced a wait on this side (the check
+    /// [`Side::wake`] makes, for callers that wake out of line). SeqCst,
+    /// as in `wake`.
+    #[inline(always)]
+    pub fn waiting(&self) -> bool {
+        self.waiters.load(Ordering::SeqCst) & COUNT_MASK != 0
     }
 
     #[cold]
