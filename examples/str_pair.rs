@@ -10,7 +10,8 @@
 //! in `Ir` by the difference in iterations: that is the exact instruction
 //! count of one push+pop pair, without the start-up.
 //!
-//! Modes: `str LEN N` (Str push+pop pairs of LEN bytes), `int N` (Int
+//! Modes: `str LEN N [BACKLOG]` (Str push+pop pairs of LEN bytes, with
+//! BACKLOG items queued throughout, default none), `int N` (Int
 //! push+pop pairs), `strmulti LEN N` (Str push_multi of 100 + pop_multi).
 
 use std::hint::black_box;
@@ -31,6 +32,11 @@ fn main() {
             let q = StrQueue::anonymous(1024, 0).unwrap();
             let msg = vec![b'x'; len];
             let mut out = Vec::with_capacity(2048);
+            // Optional BACKLOG: items left queued, so that every pair works
+            // on a queue that is neither empty nor full.
+            for _ in 0..a.get(4).map_or(0, |_| arg(&a, 4, "BACKLOG")) {
+                q.push(&msg, false).unwrap();
+            }
             for _ in 0..n {
                 q.push(black_box(&msg), false).unwrap();
                 black_box(q.pop(false, &mut out));
@@ -58,6 +64,6 @@ fn main() {
                 black_box(q.pop());
             }
         }
-        _ => panic!("usage: str_pair str LEN N | strmulti LEN N | int N"),
+        _ => panic!("usage: str_pair str LEN N [BACKLOG] | strmulti LEN N | int N"),
     }
 }

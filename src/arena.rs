@@ -110,13 +110,23 @@ impl Arena {
     /// then.
     #[inline(always)]
     pub(crate) fn place_back(&mut self, len: u64) -> Option<Placement> {
-        // The usual case in a few instructions: the span does not wrap and
-        // the item fits after it. Every state this accepts is consistent
-        // (`rd <= wr < size`, both multiples of 8, `used == wr - rd`) and
-        // is placed exactly as `place_back_general` would place it (its
-        // reset of an unused arena is a no-op here: `used == 0` only with
-        // `wr == 0`, hence `rd == 0`); a test compares the two on every
-        // small state.
+        match self.place_back_usual(len) {
+            Some(off) => Some(Placement { off, waste: 0 }),
+            None => self.place_back_general(len),
+        }
+    }
+
+    /// [`Arena::place_back`] in the usual case, in a few instructions: the
+    /// span does not wrap and the item fits after it, at the returned
+    /// offset (`wr`, below `size`), with no waste. `None`, with the state
+    /// unchanged, for every other case, which `place_back_general` decides.
+    /// Every state this accepts is consistent (`rd <= wr < size`, both
+    /// multiples of 8, `used == wr - rd`) and is placed exactly as
+    /// `place_back_general` would place it (its reset of an unused arena is
+    /// a no-op here: `used == 0` only with `wr == 0`, hence `rd == 0`); a
+    /// test compares the two on every small state.
+    #[inline(always)]
+    pub(crate) fn place_back_usual(&mut self, len: u64) -> Option<u64> {
         let (s, rd, wr, used) = (self.size, self.rd, self.wr, self.used);
         let al = align8(len);
         if rd <= wr
@@ -128,9 +138,9 @@ impl Arena {
         {
             self.used = used + al;
             self.wr = wrap_once(wr + al, s);
-            return Some(Placement { off: wr, waste: 0 });
+            return Some(wr);
         }
-        self.place_back_general(len)
+        None
     }
 
     /// [`Arena::place_back`] for every state: wrapped spans, wraps, and

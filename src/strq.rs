@@ -74,8 +74,8 @@
 //! counts it in `recoveries`. What it finds is consistent because of how an
 //! operation changes the queue:
 //!
-//! 1. A push first copies its bytes into arena space no item owns and
-//!    writes the slot just outside the live range. Until step 3 these are
+//! 1. A push copies its bytes into arena space no item owns and writes
+//!    the slot just outside the live range. Until step 3 these are
 //!    invisible; a death here loses nothing (the item is absent and its
 //!    space is still free).
 //! 2. The whole new state (the seven words of a [`StrCopy`]) is written
@@ -84,6 +84,9 @@
 //!    intact.
 //! 3. One store (Release) makes the new copy current; then the lock is
 //!    released.
+//!
+//! Steps 1 and 2 write nothing anybody reads, so their order is free: the
+//! hot paths write the state copy first (see "Hot paths").
 //!
 //! So whoever takes the lock (taker-over or not) finds one committed state
 //! in the current copy, with nothing to repair, and anything a dead holder
@@ -108,6 +111,23 @@
 //! the handle's process SIGKILL itself there; `str_lock_stop` makes it
 //! SIGSTOP itself holding the lock. Handles without a crash point run code
 //! with the hooks compiled out.
+//!
+//! # Hot paths
+//!
+//! `push` (at the back) and `pop` (at the front) of strings up to
+//! [`SHORT`] bytes are the operations most programs make all the time, so
+//! their usual case is written out flat: the lock free (one CAS), a slot
+//! and room right after the back item for a push, an item that fits the
+//! caller's buffer for a pop. That code makes no call at all (the bytes
+//! are copied inline, the wake-ups are checked inline and made out of
+//! line), so the compiler keeps the queue state in registers instead of
+//! saving it around calls; every other case, from a held lock to a
+//! wrapping placement, an empty queue or a long string, jumps to
+//! functions of its own (`push_general`, `push_locked`, `pop_general`,
+//! `pop_locked`, `*_long`) that run the general code. Both run the same
+//! commit, and the test hooks are compiled into both for handles that
+//! have a crash point. Measured with callgrind (`examples/str_pair.rs`):
+//! a 50-byte push+pop pair went from 310 to 234 instructions.
 //!
 //! # Waiting
 //!
@@ -199,9 +219,15 @@ pub struct StrQueue {
     mask: u64,
     /// Usable arena bytes: `arena_cap` rounded down to a multiple of 8.
     usable: u64,
+    /// The longest string that can ever fit: `usable`, or [`MAX_ITEM`] if
+    /// that is smaller (one compare on the hot path).
+    max_len: u64,
     /// How long a non-blocking call waits for a held lock, in nanoseconds;
-    /// `u64::MAX` waits as long as the holder lives. Per handle.
-    lock_timeout_ns: StdAtomicU64,
+    /// `u64::MAX` waits as long as the holder lives. Per handle. Boxed, so
+    /// that `StrQueue` itself holds no interior mutability: then the
+    /// compiler knows a `&StrQueue` cannot change under the hot paths and
+    /// need not reload its fields after every store to shared memory.
+    lock_timeout_ns: Box<StdAtomicU64>,
     /// Test hook: where this handle kills its own process (see
     /// [`KillPoint`]).
     kill_point: KillPoint,
@@ -272,16 +298,37 @@ impl KillPoint {
     }
 }
 
-/// Copy `n` bytes from `src` to `dst`. Strings up to 64 bytes (the common
-/// case) are copied inline with a few overlapping unaligned loads and
-/// stores: a call to `memcpy` makes the hot paths save and reload the
-/// queue state they hold in registers, which costs more than a short copy.
+/// The longest string the hot paths copy inline ([`copy_short`]); longer
+/// ones go through `memcpy`, in functions of their own.
+const SHORT: u64 = 64;
+
+/// Copy `n` bytes from `src` to `dst`: [`copy_short`] up to [`SHORT`]
+/// bytes, `memcpy` beyond.
 ///
 /// # Safety
 /// As [`std::ptr::copy_nonoverlapping`]: `src` readable and `dst` writable
 /// for `n` bytes, not overlapping.
 #[inline(always)]
 unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: as the caller's.
+    unsafe {
+        if n as u64 > SHORT {
+            std::ptr::copy_nonoverlapping(src, dst, n);
+        } else {
+            copy_short(src, dst, n);
+        }
+    }
+}
+
+/// Copy `n <= SHORT` bytes from `src` to `dst` inline, with a few
+/// overlapping unaligned loads and stores: a call to `memcpy` would make
+/// the hot paths save and reload the queue state they hold in registers,
+/// which costs more than a short copy.
+///
+/// # Safety
+/// As [`copy_bytes`], and `n <= SHORT`.
+#[inline(always)]
+unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) {
     /// Copy `W` bytes at `at` (an unaligned `[u8; W]` load and store).
     ///
     /// # Safety
@@ -295,11 +342,10 @@ unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
         }
     }
     // SAFETY: every block lies inside `0..n` (the overlapping second
-    // block starts at `n - W >= 0` because `n >= W` in its branch).
+    // block starts at `n - W >= 0` because `n >= W` in its branch), and
+    // `n <= 64` covers the widest branch.
     unsafe {
-        if n > 64 {
-            std::ptr::copy_nonoverlapping(src, dst, n);
-        } else if n > 32 {
+        if n > 32 {
             block::<16>(src, dst, 0);
             block::<16>(src, dst, 16);
             block::<16>(src, dst, n - 32);
@@ -405,9 +451,23 @@ fn write_state<const H: bool>(
     arena: &Arena,
     (push_ok, pop_ok): (u64, u64),
 ) {
-    let h = q.header();
+    write_copy::<H>(q, next, (head, count), arena, (push_ok, pop_ok));
+    switch_to::<H>(q, next);
+}
+
+/// The first half of [`write_state`]: write the new state to copy `next`,
+/// which is not current (nobody reads it, so this may come before or after
+/// the other writes of the operation).
+#[inline(always)]
+fn write_copy<const H: bool>(
+    q: &StrQueue,
+    next: u32,
+    (head, count): (u64, u64),
+    arena: &Arena,
+    (push_ok, pop_ok): (u64, u64),
+) {
     let kp = q.kill_point;
-    let c = h.str_copy(next);
+    let c = q.header().str_copy(next);
     let Arena { rd, wr, used, .. } = *arena;
     // Plain Relaxed stores: every reader and writer of these words holds
     // the lock, whose release (the guard, dropped next) publishes them.
@@ -423,12 +483,19 @@ fn write_state<const H: bool>(
     c.used.store(used, Ordering::Relaxed);
     c.push_ok.store(push_ok, Ordering::Relaxed);
     c.pop_ok.store(pop_ok, Ordering::Relaxed);
+}
+
+/// The second half of [`write_state`]: make copy `next`, written by
+/// [`write_copy`], current. After this store the operation has happened.
+#[inline(always)]
+fn switch_to<const H: bool>(q: &StrQueue, next: u32) {
+    let h = q.header();
     // SYNC POINT: Release orders the copy before the switch for a
     // taker-over, which reads `current` with Acquire in `current_state`
     // (a dead holder released no lock it could synchronise with).
     h.current.store(next, Ordering::Release);
     if H {
-        kp.hit(KillPoint::AfterCommit);
+        q.kill_point.hit(KillPoint::AfterCommit);
     }
 }
 
@@ -581,34 +648,53 @@ fn store_item<const H: bool>(
     if p.off.saturating_add(len) > q.usable || waste32 & !META_WASTE != 0 {
         return None;
     }
-    // SAFETY: `p.off + len <= usable`, so the destination lies inside the
-    // mapped arena, and the arena accounting reserves it for this item
-    // alone; we hold the lock; `bytes` is private memory.
-    unsafe {
-        copy_bytes(bytes.as_ptr(), q.arena_ptr(p.off), bytes.len());
-    }
     let (head, idx) = if front {
         let h = head.wrapping_sub(1) & q.mask;
         (h, h)
     } else {
-        (head, head.wrapping_add(count) & q.mask)
+        (head, head.wrapping_add(count))
     };
+    write_item::<H, true>(q, idx, off32, waste32, bytes, utf8);
+    *arena = a;
+    Some(head)
+}
+
+/// Copy `bytes` to arena offset `off` and fill slot `idx` (masked) with
+/// the item: both lie outside the live range, invisible until the commit.
+/// The caller holds the lock, and has placed the item so that `off + len
+/// <= usable` and `waste` (a multiple of 8) is charged for it. Without
+/// `LONG` the item is at most [`SHORT`] bytes.
+#[inline(always)]
+fn write_item<const H: bool, const LONG: bool>(
+    q: &StrQueue,
+    idx: u64,
+    off: u32,
+    waste: u32,
+    bytes: &[u8],
+    utf8: bool,
+) {
+    // SAFETY: `off + len <= usable`, so the destination lies inside the
+    // mapped arena, and the arena accounting reserves it for this item
+    // alone; we hold the lock; `bytes` is private memory.
+    // Without LONG, `len <= SHORT` (the caller's promise).
+    unsafe {
+        let dst = q.arena_ptr(u64::from(off));
+        if LONG {
+            copy_bytes(bytes.as_ptr(), dst, bytes.len());
+        } else {
+            copy_short(bytes.as_ptr(), dst, bytes.len());
+        }
+    }
     let s = q.slot(idx);
-    s.off.store(off32, Ordering::Relaxed);
+    s.off.store(off, Ordering::Relaxed);
     // `len <= MAX_ITEM < 2^31` was checked by the caller.
-    s.len.store(len as u32, Ordering::Relaxed);
-    s.meta.store(
-        waste32 | if utf8 { META_UTF8 } else { 0 },
-        Ordering::Relaxed,
-    );
+    s.len.store(bytes.len() as u32, Ordering::Relaxed);
+    s.meta
+        .store(waste | if utf8 { META_UTF8 } else { 0 }, Ordering::Relaxed);
     s.spare.store(0, Ordering::Relaxed);
-    // The bytes and the slot are in space no item owns yet; until the
-    // commit they are invisible.
     if H {
         q.kill_point.hit(KillPoint::AfterBytes);
     }
-    *arena = a;
-    Some(head)
 }
 
 impl StrQueue {
@@ -640,8 +726,9 @@ impl StrQueue {
         StrQueue {
             mask: g.capacity - 1,
             usable: g.arena_cap & !7,
+            max_len: (g.arena_cap & !7).min(MAX_ITEM),
             region,
-            lock_timeout_ns: StdAtomicU64::new(u64::MAX),
+            lock_timeout_ns: Box::new(StdAtomicU64::new(u64::MAX)),
             kill_point: KillPoint::from_env(),
         }
     }
@@ -937,14 +1024,32 @@ impl StrQueue {
             Some(g) => g,
             None => self.lock_held(deadline(), interruptible)?,
         };
+        self.took_lock::<H>();
+        Ok(guard)
+    }
+
+    /// The lock if it is free now (one CAS), counted; `None` when it is
+    /// held (or this process has not cached its owner tag yet), for the
+    /// general path to wait for it.
+    #[inline(always)]
+    fn try_lock<const H: bool>(&self) -> Option<LockGuard<'_>> {
+        let h = self.header();
+        let guard = LockGuard::try_acquire_robust(&h.lock, &h.lock_owner)?;
+        self.took_lock::<H>();
+        Some(guard)
+    }
+
+    /// Right after taking the lock: the test hooks, and the count.
+    #[inline(always)]
+    fn took_lock<const H: bool>(&self) {
         if H {
             self.kill_point.hit(KillPoint::LockHeld);
             self.kill_point.hit(KillPoint::LockStop);
         }
         // Counters only written under the lock: load + store is exact.
+        let h = self.header();
         let v = h.lock_acquired.load(Ordering::Relaxed);
         h.lock_acquired.store(v.wrapping_add(1), Ordering::Relaxed);
-        Ok(guard)
     }
 
     /// The lock for a non-blocking call, waiting at most the handle's lock
@@ -1024,37 +1129,46 @@ impl StrQueue {
         self.header().pop_empty.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// `push` and `push_front`: without the test hooks unless the handle
-    /// has one.
-    #[inline(always)]
-    fn push_at(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
-        match (self.kill_point, front) {
-            (KillPoint::None, false) => self.push_back_flat::<false>(bytes, utf8),
-            (KillPoint::None, true) => self.push_front_locked::<false>(bytes, utf8),
-            _ => self.push_hooked(bytes, utf8, front),
-        }
-    }
-
-    /// `push_at` for a handle with a crash point: the same code with the
-    /// hooks compiled in.
+    /// `push` and `push_front` for a handle with a crash point: the same
+    /// code with the hooks compiled in.
     #[cold]
     #[inline(never)]
     fn push_hooked(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
         if front {
-            self.push_front_locked::<true>(bytes, utf8)
+            self.push_general::<true>(bytes, utf8, true)
         } else {
-            self.push_back_flat::<true>(bytes, utf8)
+            self.push_back::<true>(bytes, utf8)
         }
     }
 
-    /// A front push through [`Locked`].
-    #[inline(always)]
-    fn push_front_locked<const H: bool>(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
+    /// A push at either end, every case: the length check, a lock that may
+    /// have to be waited for, any placement.
+    #[inline(never)]
+    fn push_general<const H: bool>(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
         self.check(bytes.len())?;
-        let Some(mut l) = self.locked::<H>() else {
+        let Some(guard) = self.guard_now::<H>() else {
             return Ok(false);
         };
-        let ok = l.put(bytes, utf8, true);
+        if front {
+            self.push_locked::<H, true>(guard, bytes, utf8)
+        } else {
+            self.push_locked::<H, false>(guard, bytes, utf8)
+        }
+    }
+
+    /// [`StrQueue::push_general`] once the lock is held (`guard`) and the
+    /// length checked. (`FRONT` a parameter of the type, not of the call:
+    /// with six arguments in registers the hot path can jump here.)
+    #[cold]
+    #[inline(never)]
+    fn push_locked<const H: bool, const FRONT: bool>(
+        &self,
+        guard: LockGuard<'_>,
+        bytes: &[u8],
+        utf8: bool,
+    ) -> Result<bool> {
+        let mut l = self.load_state::<H>(guard);
+        let ok = l.put(bytes, utf8, FRONT);
         l.release();
         if ok {
             self.consumers().wake(1);
@@ -1063,6 +1177,86 @@ impl StrQueue {
             self.missed();
         }
         Ok(ok)
+    }
+
+    /// A back push. The usual case (a free lock, a free slot, and room
+    /// right after the back item) is written out flat with no call in it,
+    /// so it needs few registers and no stack; every other case is handed
+    /// whole to cold code ([`StrQueue::push_general`] before the lock is
+    /// taken, [`StrQueue::push_locked`] after), which also does the
+    /// wake-ups.
+    #[inline(always)]
+    fn push_back<const H: bool>(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
+        if bytes.len() as u64 > SHORT {
+            return self.push_back_long::<H>(bytes, utf8);
+        }
+        self.push_back_with::<H, false>(bytes, utf8)
+    }
+
+    /// [`StrQueue::push_back`] of a string longer than [`SHORT`]: the same
+    /// code with a `memcpy` (and the frame a call needs) in a function of
+    /// its own.
+    #[inline(never)]
+    fn push_back_long<const H: bool>(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
+        self.push_back_with::<H, true>(bytes, utf8)
+    }
+
+    /// [`StrQueue::push_back`]; without `LONG` for strings of at most
+    /// [`SHORT`] bytes.
+    #[inline(always)]
+    fn push_back_with<const H: bool, const LONG: bool>(
+        &self,
+        bytes: &[u8],
+        utf8: bool,
+    ) -> Result<bool> {
+        let len = bytes.len() as u64;
+        if len > self.max_len {
+            return self.push_general::<H>(bytes, utf8, false);
+        }
+        let Some(guard) = self.try_lock::<H>() else {
+            return self.push_general::<H>(bytes, utf8, false);
+        };
+        let (copy, c, head, count) = self.current_state();
+        // An empty queue (its arena starts over, see arena_of) is placed
+        // apart: with nothing loaded the placement folds to two compares.
+        let placed = if count == 0 {
+            let mut a = Arena::empty(self.usable);
+            a.place_back_usual(len).map(|off| (off, a))
+        } else {
+            let mut a = self.arena_of(c, count);
+            match a.place_back_usual(len) {
+                Some(off) if count <= self.mask => Some((off, a)),
+                _ => None,
+            }
+        };
+        let Some((off, arena)) = placed else {
+            return self.push_locked::<H, false>(guard, bytes, utf8);
+        };
+        // The new state first, while it is in registers (so fewer values
+        // stay live across the copy); nothing is visible before the switch.
+        let pushed = c.push_ok.load(Ordering::Relaxed).wrapping_add(1);
+        let popped = c.pop_ok.load(Ordering::Relaxed);
+        write_copy::<H>(self, copy ^ 1, (head, count + 1), &arena, (pushed, popped));
+        // `off < usable <= 2^32` (place_back_usual).
+        write_item::<H, LONG>(self, head.wrapping_add(count), off as u32, 0, bytes, utf8);
+        switch_to::<H>(self, copy ^ 1);
+        let wake_lock = guard.unlock();
+        if wake_lock || self.consumers().waiting() {
+            return self.wake_after_push(wake_lock);
+        }
+        Ok(true)
+    }
+
+    /// The wake-ups after a push that found a sleeper on the lock word
+    /// (`wake_lock`) or a consumer waiting.
+    #[cold]
+    #[inline(never)]
+    fn wake_after_push(&self, wake_lock: bool) -> Result<bool> {
+        if wake_lock {
+            LockGuard::wake_one(&self.header().lock);
+        }
+        self.consumers().wake(1);
+        Ok(true)
     }
 
     /// Push a copy of `bytes` (with its UTF-8 flag) at the back.
@@ -1089,7 +1283,10 @@ impl StrQueue {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn push(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
-        self.push_at(bytes, utf8, false)
+        match self.kill_point {
+            KillPoint::None => self.push_back::<false>(bytes, utf8),
+            _ => self.push_hooked(bytes, utf8, false),
+        }
     }
 
     /// Push a copy of `bytes` at the front (it becomes the next item
@@ -1118,7 +1315,10 @@ impl StrQueue {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn push_front(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
-        self.push_at(bytes, utf8, true)
+        match self.kill_point {
+            KillPoint::None => self.push_general::<false>(bytes, utf8, true),
+            _ => self.push_hooked(bytes, utf8, true),
+        }
     }
 
     /// Push at the back (or the front), sleeping while there is no room,
@@ -1190,11 +1390,9 @@ impl StrQueue {
     /// See [`StrQueue::push_front`] (both ends) and [`StrQueue`] (the
     /// UTF-8 flag).
     pub fn pop(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
-        // One copy of the code per end, so neither pays for the other's
-        // index arithmetic.
         match (self.kill_point, back) {
-            (KillPoint::None, false) => self.pop_front_flat::<false>(out),
-            (KillPoint::None, true) => self.pop_back_locked::<false>(out),
+            (KillPoint::None, false) => self.pop_front::<false>(out),
+            (KillPoint::None, true) => self.pop_general::<false>(true, out),
             _ => self.pop_hooked(back, out),
         }
     }
@@ -1205,76 +1403,33 @@ impl StrQueue {
     #[inline(never)]
     fn pop_hooked(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         if back {
-            self.pop_back_locked::<true>(out)
+            self.pop_general::<true>(true, out)
         } else {
-            self.pop_front_flat::<true>(out)
+            self.pop_front::<true>(out)
         }
     }
 
-    /// A front pop written out flat: the state is read from the current
-    /// copy where it is needed rather than held for the whole call (that
-    /// copy stays intact until the commit switches away from it).
-    #[inline(always)]
-    fn pop_front_flat<const H: bool>(&self, out: &mut Vec<u8>) -> Option<bool> {
+    /// A pop at either end, every case: a lock that may have to be waited
+    /// for, an empty queue, an item that does not fit in `out` yet.
+    #[inline(never)]
+    fn pop_general<const H: bool>(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
         let guard = self.guard_now::<H>()?;
-        let (copy, c, head, count) = self.current_state();
-        let taken = if count == 0 {
-            None
-        } else {
-            read_item(self.slot(head), self.usable).and_then(|(off, len, waste, utf8)| {
-                copy_out(self, off, len, out).map(|_| (align8(len) + waste, utf8))
-            })
-        };
-        let Some((charge, utf8)) = taken else {
-            drop(guard);
-            self.count_empty();
-            self.missed();
-            return None;
-        };
-        // `count - 1`: no arena word is loaded when the queue empties.
-        let arena = self.arena_of(c, count - 1);
-        let (head, arena) = self.after_removal(false, head, count, arena, charge);
-        let pushed = c.push_ok.load(Ordering::Relaxed);
-        let popped = c.pop_ok.load(Ordering::Relaxed).wrapping_add(1);
-        write_state::<H>(self, copy ^ 1, (head, count - 1), &arena, (pushed, popped));
-        drop(guard);
-        self.wake_producers();
-        Some(utf8)
+        self.pop_locked::<H>(guard, back, out)
     }
 
-    /// A back push written out flat, as [`StrQueue::pop_front_flat`].
-    #[inline(always)]
-    fn push_back_flat<const H: bool>(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
-        self.check(bytes.len())?;
-        let Some(guard) = self.guard_now::<H>() else {
-            return Ok(false);
-        };
-        let (copy, c, head, count) = self.current_state();
-        let mut arena = self.arena_of(c, count);
-        let stored = count <= self.mask
-            && store_item::<H>(self, head, count, &mut arena, bytes, utf8, false).is_some();
-        if !stored {
-            drop(guard);
-            self.count_full();
-            self.missed();
-            return Ok(false);
-        }
-        let pushed = c.push_ok.load(Ordering::Relaxed).wrapping_add(1);
-        let popped = c.pop_ok.load(Ordering::Relaxed);
-        write_state::<H>(self, copy ^ 1, (head, count + 1), &arena, (pushed, popped));
-        drop(guard);
-        self.consumers().wake(1);
-        Ok(true)
-    }
-
-    /// A back pop through [`Locked`], with the test hooks compiled in or
-    /// out (`H`).
-    #[inline(always)]
-    fn pop_back_locked<const H: bool>(&self, out: &mut Vec<u8>) -> Option<bool> {
-        out.clear();
-        let mut l = self.locked::<H>()?;
-        let t = l.copy_end(true, true, out);
+    /// [`StrQueue::pop_general`] once the lock is held (`guard`), with
+    /// `out` empty.
+    #[cold]
+    #[inline(never)]
+    fn pop_locked<const H: bool>(
+        &self,
+        guard: LockGuard<'_>,
+        back: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<bool> {
+        let mut l = self.load_state::<H>(guard);
+        let t = l.copy_end(back, true, out);
         l.release();
         match t {
             Some(t) => {
@@ -1287,6 +1442,93 @@ impl StrQueue {
                 None
             }
         }
+    }
+
+    /// A front pop. The usual case (a free lock, an item, and room for it
+    /// in `out`) is written out flat with no call in it, as
+    /// [`StrQueue::push_back`]; an empty queue and everything else go to
+    /// cold code ([`StrQueue::pop_general`], [`StrQueue::pop_locked`]).
+    #[inline(always)]
+    fn pop_front<const H: bool>(&self, out: &mut Vec<u8>) -> Option<bool> {
+        out.clear();
+        let Some(guard) = self.try_lock::<H>() else {
+            return self.pop_general::<H>(false, out);
+        };
+        self.pop_front_held::<H, false>(guard, out)
+    }
+
+    /// [`StrQueue::pop_front`] of an item longer than [`SHORT`], with the
+    /// lock held: the same code with a `memcpy`, as
+    /// [`StrQueue::push_back_long`].
+    #[inline(never)]
+    fn pop_front_long<const H: bool>(
+        &self,
+        guard: LockGuard<'_>,
+        out: &mut Vec<u8>,
+    ) -> Option<bool> {
+        self.pop_front_held::<H, true>(guard, out)
+    }
+
+    /// [`StrQueue::pop_front`] once the lock is held, with `out` empty;
+    /// without `LONG`, items longer than [`SHORT`] go to
+    /// [`StrQueue::pop_front_long`].
+    #[inline(always)]
+    fn pop_front_held<const H: bool, const LONG: bool>(
+        &self,
+        guard: LockGuard<'_>,
+        out: &mut Vec<u8>,
+    ) -> Option<bool> {
+        let (copy, c, head, count) = self.current_state();
+        let item = match count {
+            0 => None,
+            _ => read_item(self.slot(head), self.usable),
+        };
+        let (off, len, waste, utf8) = match item {
+            // `out` is empty: room for `len` bytes without growing it.
+            Some(i) if i.1 as usize <= out.capacity() => i,
+            _ => return self.pop_locked::<H>(guard, false, out),
+        };
+        if !LONG && len > SHORT {
+            return self.pop_front_long::<H>(guard, out);
+        }
+        // The new state first, as in push_back.
+        // `count - 1`: no arena word is loaded when the queue empties.
+        let arena = self.arena_of(c, count - 1);
+        let (head, arena) = self.after_removal(false, head, count, arena, align8(len) + waste);
+        let pushed = c.push_ok.load(Ordering::Relaxed);
+        let popped = c.pop_ok.load(Ordering::Relaxed).wrapping_add(1);
+        write_copy::<H>(self, copy ^ 1, (head, count - 1), &arena, (pushed, popped));
+        // SAFETY: `off + len <= usable` (read_item), so the source lies in
+        // the mapped arena; `out` has room for `len` bytes (checked above)
+        // and never overlaps the mapping; under the lock nobody else
+        // writes this item. Without LONG, `len <= SHORT` (checked above).
+        unsafe {
+            let src = self.arena_ptr(off);
+            if LONG {
+                copy_bytes(src, out.as_mut_ptr(), len as usize);
+            } else {
+                copy_short(src, out.as_mut_ptr(), len as usize);
+            }
+            out.set_len(len as usize);
+        }
+        switch_to::<H>(self, copy ^ 1);
+        let wake_lock = guard.unlock();
+        if wake_lock || self.producers().waiting() {
+            return self.wake_after_pop(wake_lock, utf8);
+        }
+        Some(utf8)
+    }
+
+    /// The wake-ups after a pop that found a sleeper on the lock word
+    /// (`wake_lock`) or a producer waiting; returns the item's `utf8`.
+    #[cold]
+    #[inline(never)]
+    fn wake_after_pop(&self, wake_lock: bool, utf8: bool) -> Option<bool> {
+        if wake_lock {
+            LockGuard::wake_one(&self.header().lock);
+        }
+        self.wake_producers();
+        Some(utf8)
     }
 
     /// [`StrQueue::pop`], sleeping while the queue is empty, until
@@ -1940,6 +2182,56 @@ mod tests {
     }
 
     #[test]
+    fn every_push_and_pop_takes_the_lock_once_whichever_path_serves_it() {
+        // The hot paths hand odd cases to the general code with the lock
+        // still held: that must neither take it again nor count it twice,
+        // and the outcome must be the general code's.
+        let q = StrQueue::anonymous(4, 4096).unwrap();
+        let mut roomy = Vec::with_capacity(4096);
+        let mut once = |what: &str, op: &mut dyn FnMut(&mut Vec<u8>) -> bool| {
+            let before = q.stats().lock_acquired;
+            assert!(op(&mut roomy), "{what}");
+            assert_eq!(q.stats().lock_acquired - before, 1, "{what}: locks taken");
+        };
+        once("short push", &mut |_| q.push(b"abc", true).unwrap());
+        once("long push", &mut |_| q.push(&[7; 2000], false).unwrap());
+        once("push after the back item", &mut |_| {
+            q.push(&[1; 1000], false).unwrap()
+        });
+        // 3008 bytes taken from 0: 1100 more fit neither after them nor
+        // before them.
+        once("push that does not fit", &mut |_| {
+            !q.push(&[8; 1100], false).unwrap()
+        });
+        once("pop into a buffer without room", &mut |_| {
+            let mut small = Vec::new();
+            q.pop(false, &mut small) == Some(true) && small == b"abc"
+        });
+        once("long pop", &mut |o| {
+            q.pop(false, o) == Some(false) && o[..] == [7; 2000]
+        });
+        // Now 2008 .. 3008 is taken: 1500 bytes wrap to the start.
+        once("wrapping push", &mut |_| q.push(&[2; 1500], false).unwrap());
+        assert_eq!(end_slot(&q, true), (0, 4096 - 3008));
+        once("pop", &mut |o| {
+            q.pop(false, o) == Some(false) && o[..] == [1; 1000]
+        });
+        once("pop of the wrapped item", &mut |o| {
+            q.pop(false, o) == Some(false) && o[..] == [2; 1500]
+        });
+        once("pop when empty", &mut |o| {
+            q.pop(false, o).is_none() && o.is_empty()
+        });
+        let s = q.stats();
+        assert_eq!(
+            (s.push_ok, s.pop_ok, s.push_full, s.pop_empty),
+            (4, 4, 1, 1)
+        );
+        assert_eq!((s.lock_acquired, s.lock_contended), (10, 0));
+        assert_eq!((s.arena_used, q.len()), (0, 0));
+    }
+
+    #[test]
     fn utf8_flag_round_trips_through_pop_peek_and_pop_back() {
         let q = StrQueue::anonymous(8, 0).unwrap();
         let s = "caf\u{e9} \u{263a}".as_bytes();
@@ -2525,6 +2817,12 @@ mod tests {
         wraps_back: u64,
         wraps_front: u64,
         full_refusals: u64,
+        /// A buffer kept from pop to pop, as the C ABI keeps its scratch
+        /// buffer: with room for the item, a front pop takes the fast path
+        /// (a fresh 3-byte buffer sends it to the general one).
+        out: Vec<u8>,
+        /// Pops into `out` that found it already large enough.
+        roomy_pops: u64,
     }
 
     impl Oracle {
@@ -2545,14 +2843,17 @@ mod tests {
                 wraps_back: 0,
                 wraps_front: 0,
                 full_refusals: 0,
+                out: Vec::new(),
+                roomy_pops: 0,
             }
         }
 
         fn item(&mut self) -> (Vec<u8>, bool) {
-            let len = if self.rng.below(20) == 0 {
-                0
-            } else {
-                self.rng.below(701) as usize
+            // Empty, short (copied inline by the hot paths), or any length.
+            let len = match self.rng.below(20) {
+                0 => 0,
+                1..=6 => self.rng.below(SHORT + 2) as usize,
+                _ => self.rng.below(701) as usize,
             };
             self.next_id += 1;
             (pattern(self.next_id, len), self.rng.below(2) == 0)
@@ -2587,7 +2888,19 @@ mod tests {
         }
 
         fn pop(&mut self, back: bool) {
-            let got = pop_item(&self.q, back);
+            let got = if self.rng.below(2) == 0 {
+                pop_item(&self.q, back)
+            } else {
+                let mut out = std::mem::take(&mut self.out);
+                out.extend_from_slice(b"stale"); // must be cleared by pop
+                let roomy = out.capacity();
+                let r = self.q.pop(back, &mut out).map(|u| (out.clone(), u));
+                if r.as_ref().is_some_and(|(d, _)| d.len() <= roomy) {
+                    self.roomy_pops += 1;
+                }
+                self.out = out;
+                r
+            };
             let want = self.m.pop(back).map(|i| (i.data, i.utf8));
             assert_eq!(got, want, "pop (back={back})");
             if got.is_some() {
@@ -2718,6 +3031,11 @@ mod tests {
         assert!(o.wraps_front > 200, "front wraps: {}", o.wraps_front);
         assert!(o.full_refusals > 1000, "refusals: {}", o.full_refusals);
         assert!(o.pushes > 20_000 && o.pops > 20_000);
+        assert!(
+            o.roomy_pops > 5_000,
+            "pops into a roomy buffer: {}",
+            o.roomy_pops
+        );
     }
 
     #[test]
