@@ -12,7 +12,8 @@
 //!
 //! Modes: `str LEN N [BACKLOG]` (Str push+pop pairs of LEN bytes, with
 //! BACKLOG items queued throughout, default none), `int N` (Int
-//! push+pop pairs), `strmulti LEN N` (Str push_multi of 100 + pop_multi).
+//! push+pop pairs), `strwait LEN N` (Str push_wait+pop_wait pairs, which
+//! never wait here), `strmulti LEN N` (Str push_multi of 100 + pop_multi).
 
 use std::hint::black_box;
 
@@ -42,6 +43,17 @@ fn main() {
                 black_box(q.pop(false, &mut out));
             }
         }
+        Some("strwait") => {
+            let (len, n) = (arg(&a, 2, "LEN"), arg(&a, 3, "N"));
+            let q = StrQueue::anonymous(1024, 0).unwrap();
+            let msg = vec![b'x'; len];
+            let mut out = Vec::with_capacity(2048);
+            let d = data_queue_shared::Deadline::FOREVER;
+            for _ in 0..n {
+                black_box(q.push_wait(black_box(&msg), false, false, &d).unwrap());
+                black_box(q.pop_wait(false, &mut out, &d));
+            }
+        }
         Some("strmulti") => {
             let (len, n) = (arg(&a, 2, "LEN"), arg(&a, 3, "N"));
             let q = StrQueue::anonymous(1024, 0).unwrap();
@@ -64,6 +76,6 @@ fn main() {
                 black_box(q.pop());
             }
         }
-        _ => panic!("usage: str_pair str LEN N [BACKLOG] | strmulti LEN N | int N"),
+        _ => panic!("usage: str_pair str LEN N [BACKLOG] | strwait LEN N | strmulti LEN N | int N"),
     }
 }
