@@ -2465,9 +2465,39 @@ mod tests {
         assert!(s.lock_acquired >= 4 * PER);
     }
 
-    /// Run `child` in a forked process; returns its exit status. The child
-    /// only touches the queue and then `_exit`s (no unwinding, no atexit).
-    fn in_child(child: impl FnOnce() -> i32) -> libc::pid_t {
+    /// A forked test child. [`Child::exit_status`] reaps it; a test that
+    /// fails first drops it, which kills and reaps it, so a child stuck in
+    /// a wait (or, under ASan, in the allocator) never outlives its test.
+    struct Child(libc::pid_t);
+
+    impl Child {
+        /// Wait for the child to exit; its exit status.
+        fn exit_status(mut self) -> i32 {
+            let pid = std::mem::replace(&mut self.0, 0);
+            let mut st = 0;
+            // SAFETY: `pid` is our child; `st` is a valid out-pointer.
+            let r = unsafe { libc::waitpid(pid, &mut st, 0) };
+            assert_eq!(r, pid);
+            assert!(libc::WIFEXITED(st), "child died: status {st}");
+            libc::WEXITSTATUS(st)
+        }
+    }
+
+    impl Drop for Child {
+        fn drop(&mut self) {
+            if self.0 > 0 {
+                // SAFETY: our own child, not reaped yet.
+                unsafe {
+                    libc::kill(self.0, libc::SIGKILL);
+                    libc::waitpid(self.0, std::ptr::null_mut(), 0);
+                }
+            }
+        }
+    }
+
+    /// Run `child` in a forked process. The child only touches the queue
+    /// and then `_exit`s (no unwinding, no atexit).
+    fn in_child(child: impl FnOnce() -> i32) -> Child {
         // SAFETY: the child runs only `child` (queue operations on a shared
         // mapping, allocation, which glibc keeps fork-safe) and then
         // `_exit`, never returning into the test harness.
@@ -2479,16 +2509,7 @@ mod tests {
             // exit handlers is exactly what a forked test child must do.
             unsafe { libc::_exit(code) };
         }
-        pid
-    }
-
-    fn exit_status(pid: libc::pid_t) -> i32 {
-        let mut st = 0;
-        // SAFETY: `pid` is our child; `st` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut st, 0) };
-        assert_eq!(r, pid);
-        assert!(libc::WIFEXITED(st), "child died: status {st}");
-        libc::WEXITSTATUS(st)
+        Child(pid)
     }
 
     #[test]
@@ -2500,7 +2521,7 @@ mod tests {
         pop_item(&q, false).unwrap();
 
         // Child produces at the back; parent consumes from the front.
-        let pid = in_child(|| {
+        let child = in_child(|| {
             for i in 0..N {
                 let s = pattern(i, (i * 37 % 600) as usize);
                 let d = Deadline::after_secs(30.0);
@@ -2516,12 +2537,12 @@ mod tests {
             assert_eq!(r, Waited::Done(i % 3 == 0), "item {i}");
             assert_eq!(out, pattern(i, (i * 37 % 600) as usize));
         }
-        assert_eq!(exit_status(pid), 0);
+        assert_eq!(child.exit_status(), 0);
 
         // Parent pushes at the front; the child takes from the back, so it
         // sees them in push order. The child also checks the lock word
         // names it, not its parent.
-        let pid = in_child(|| {
+        let child = in_child(|| {
             // SAFETY: getpid has no preconditions.
             let me = unsafe { libc::getpid() } as u32;
             if crate::lock::current_pid() != me {
@@ -2553,7 +2574,7 @@ mod tests {
                 Waited::Done(())
             );
         }
-        assert_eq!(exit_status(pid), 0);
+        assert_eq!(child.exit_status(), 0);
         let s = q.stats();
         assert_eq!(
             (s.push_ok, s.pop_ok, s.size, s.arena_used),
