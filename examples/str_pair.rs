@@ -13,7 +13,9 @@
 //! Modes: `str LEN N [BACKLOG]` (Str push+pop pairs of LEN bytes, with
 //! BACKLOG items queued throughout, default none), `int N` (Int
 //! push+pop pairs), `strwait LEN N` (Str push_wait+pop_wait pairs, which
-//! never wait here), `strmulti LEN N` (Str push_multi of 100 + pop_multi).
+//! never wait here), `strempty N` (Str pops of an empty queue, as a
+//! consumer that polls makes them), `strmulti LEN N` (Str push_multi of
+//! 100 + pop_multi).
 
 use std::hint::black_box;
 
@@ -40,6 +42,14 @@ fn main() {
             }
             for _ in 0..n {
                 q.push(black_box(&msg), false).unwrap();
+                black_box(q.pop(false, &mut out));
+            }
+        }
+        Some("strempty") => {
+            let n = arg(&a, 2, "N");
+            let q = StrQueue::anonymous(1024, 0).unwrap();
+            let mut out = Vec::with_capacity(2048);
+            for _ in 0..n {
                 black_box(q.pop(false, &mut out));
             }
         }
@@ -76,6 +86,6 @@ fn main() {
                 black_box(q.pop());
             }
         }
-        _ => panic!("usage: str_pair str LEN N [BACKLOG] | strwait LEN N | strmulti LEN N | int N"),
+        _ => panic!("usage: str_pair str LEN N [BACKLOG] | strwait LEN N | strempty N | strmulti LEN N | int N"),
     }
 }
