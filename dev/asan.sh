@@ -77,8 +77,12 @@ dqs_bin=
 # set of flags for every instrumented build, in a target dir of their own,
 # so cargo reuses its output instead of rebuilding the host crates.
 rflags="-Zsanitizer=address -Cforce-frame-pointers=yes -Cdebuginfo=1 -Zexternal-clangrt -Clink-arg=$asan_rt"
+# The options go right after the subcommand: anything after a `--` in the
+# caller's arguments is for the test binary, not for cargo.
 asan_cargo() {
-    RUSTC_BOOTSTRAP=1 RUSTFLAGS="$rflags" cargo "$@" --release --target "$triple" --target-dir target/sanitize
+    local sub=$1
+    shift
+    RUSTC_BOOTSTRAP=1 RUSTFLAGS="$rflags" cargo "$sub" --release --target "$triple" --target-dir target/sanitize "$@"
 }
 if [ "$rust_asan" = 1 ]; then
     asan_cargo build --lib --bin dqs
