@@ -20,12 +20,13 @@
 //! counts live on a line of their own because every push and pop reads them
 //! while they change only when somebody blocks.
 
+use crate::lock::Lock;
 use crate::sync::{AtomicU32, AtomicU64};
 
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// Size of the header; slots start here.
 pub const HEADER_SIZE: usize = 256;
 /// Smallest capacity; requests below are raised to it.
@@ -164,18 +165,20 @@ pub struct Header {
     pub push_waiters: AtomicU32,
     /// Futex word producers sleep on; bumped by consumers that wake them.
     pub push_futex: AtomicU32,
-    /// Str: the lock word (0 free, else owner pid; high bit = contended).
-    pub lock: AtomicU32,
-    /// Str: which state copy is current (its low bit; see [`StrCopy`]).
-    pub current: AtomicU32,
+    /// Str: the lock, two words: 0 or the owner's pid, and the count of
+    /// processes about to sleep or asleep on it (see lock.rs).
+    pub lock: Lock,
     /// Crash recoveries performed (lock takeovers, slot repairs).
     pub recoveries: AtomicU64,
     /// Items removed by `clear` (Int: subtracted from pop_ok).
     pub cleared: AtomicU64,
     /// Str: times the lock was taken.
     pub lock_acquired: AtomicU64,
-    /// Str: times the lock was found held and had to be waited for.
-    pub lock_contended: AtomicU64,
+    /// Str: times the lock was found held and had to be waited for
+    /// (modulo 2^32).
+    pub lock_contended: AtomicU32,
+    /// Str: which state copy is current (its low bit; see [`StrCopy`]).
+    pub current: AtomicU32,
     /// Str: the lock holder's tag, `pid << 32 | start time` (see lock.rs),
     /// which tells a reused pid from the holder.
     pub lock_owner: AtomicU64,
@@ -259,7 +262,10 @@ const _: () = {
     assert!(std::mem::offset_of!(StrCopy, count) == 16);
     assert!(std::mem::offset_of!(StrCopy, pop_ok) == 56);
     assert!(std::mem::offset_of!(Header, lock) == 208);
-    assert!(std::mem::offset_of!(Header, current) == 212);
+    assert!(std::mem::size_of::<Lock>() == 8);
+    assert!(std::mem::offset_of!(Lock, sleepers) == 4);
+    assert!(std::mem::offset_of!(Header, lock_contended) == 240);
+    assert!(std::mem::offset_of!(Header, current) == 244);
     assert!(std::mem::offset_of!(Header, lock_owner) == 248);
 };
 

@@ -215,12 +215,16 @@
 //!                             (low 24 bits), fruitless-wake tally (high 8)
 //! 200  u32   push_waiters     atomic: producers blocked now, as above
 //! 204  u32   push_futex       futex word producers sleep on, as above
-//! 208  u32   lock             Str: lock word (0, or pid | 0x8000_0000)
-//! 212  u32   current          Str: which state copy is current (bit 0)
+//! 208  u32   lock             Str: lock word (0, or the holder's pid)
+//! 212  u32   lock_sleepers    Str: lockers counted to sleep on `lock`
+//!                             (low 16 bits), fruitless-wake tally (bits
+//!                             16..24), epoch (high 8 bits)
 //! 216  u64   recoveries       crash recoveries
 //! 224  u64   cleared          items removed by clear
 //! 232  u64   lock_acquired    Str: lock acquisitions
-//! 240  u64   lock_contended   Str: acquisitions that had to wait
+//! 240  u32   lock_contended   Str: acquisitions that had to wait
+//!                             (modulo 2^32)
+//! 244  u32   current          Str: which state copy is current (bit 0)
 //! 248  u64   lock_owner       Str: holder tag, pid << 32 | start time
 //!                             (low 32 bits of /proc/<pid>/stat field 22)
 //! ```
@@ -275,15 +279,25 @@
 //! words (the two state copies, `current`, `cleared`, the slots and the
 //! arena bytes) is read and written only by the holder of the lock.
 //!
-//! * **Lock.** `lock` is 0 when free; when held, bits 0..=30 hold the
-//!   holder's pid and bit 31 is set when others may be sleeping on the
-//!   word. Lock with a sequentially consistent CAS `0 -> pid`, then store
-//!   `pid << 32 | starttime` in `lock_owner`. A locker that fails spins a
-//!   little, sets bit 31 and `FUTEX_WAIT`s on the word; once it has slept
-//!   it takes the lock as `pid | 0x8000_0000`. Unlock by swapping in 0
-//!   (release) and `FUTEX_WAKE` one waiter if bit 31 was set. A holder
-//!   found dead (see [`lock`]) is replaced by one CAS `dead -> me | bit 31`,
-//!   and the winner counts it in `recoveries`.
+//! * **Lock.** `lock` is 0 when free, else the holder's pid. Lock with a
+//!   sequentially consistent CAS `0 -> pid`, then store `pid << 32 |
+//!   starttime` in `lock_owner`. A locker that fails spins a little, then
+//!   adds 1 to the count in `lock_sleepers` (a CAS that leaves the count
+//!   alone when it is 0xFFFF: then it is not counted), then calls
+//!   `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)`, and only then reads
+//!   `lock` and `FUTEX_WAIT`s on it while it holds that value. It stays
+//!   counted until it has the lock or gives up, then subtracts 1 if the
+//!   epoch is still the one it counted in; it counts itself again when
+//!   it finds the epoch moved. Unlock by storing 0 (release), then a full
+//!   fence, then reading `lock_sleepers`: if its count is not 0,
+//!   `FUTEX_WAKE` one waiter. A process registered with
+//!   `MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED` may leave the fence out
+//!   (the sleepers' `membarrier` stands in for it, see [`lock`]); a locker
+//!   whose `membarrier` call fails must sleep at most 1 ms at a time. A
+//!   waker may forget the count (new epoch, count and tally 0; then wake
+//!   every sleeper) after 64 wakes in a row found nobody asleep, counting
+//!   them in the tally. A holder found dead (see [`lock`]) is replaced by
+//!   one CAS `dead -> me`, and the winner counts it in `recoveries`.
 //! * **State copies.** The state is seven words: `head`, `count`, `rd`,
 //!   `wr`, `used`, `push_ok`, `pop_ok`. Copy 0 is `head` and the `c0_*`
 //!   words, copy 1 is `tail` and the `c1_*` words (the same offsets within

@@ -1,28 +1,66 @@
-//! A cross-process mutex on one 32-bit futex word in shared memory.
-//!
-//! The algorithm is the three-state futex mutex of Ulrich Drepper's
-//! "Futexes Are Tricky" (mutex #3: free / locked / locked-with-waiters),
-//! with the owner's process id stored in the word so that a later crash
-//! takeover can tell whether the holder still lives:
+//! A cross-process mutex on two 32-bit words in shared memory ([`Lock`]):
+//! the lock word, which holds the owner's process id so that a later crash
+//! takeover can tell whether the holder still lives, and `sleepers`, the
+//! number of lockers that have announced they will sleep on the word:
 //!
 //! ```text
-//! 0                        free
-//! pid                      held by process `pid`; nobody sleeps on the word
-//! pid | CONTENDED          held; somebody may sleep on the word
+//! word      0 (free) or pid (held by process `pid`)
+//! sleepers  epoch (bits 24..32) | fruitless-wake tally (16..24) | count (0..16)
 //! ```
 //!
 //! `pid` is the locker's `getpid()` at lock time (see [`current_pid`]), so a
 //! child that inherited its parent's handle across `fork` locks as itself.
-//! Linux pids are below 2^22, well clear of the `CONTENDED` (0x8000_0000) bit.
+//! Linux pids are below 2^22, so the word's high bit is never set.
 //!
 //! Locking is one SeqCst CAS `0 -> pid` when the word is free. Otherwise the
 //! locker spins about `SPIN` rounds (the queue's critical sections are a
 //! few loads, stores and one `memcpy`, usually shorter than a futex round
-//! trip), then marks the word contended and sleeps on it. A sleeper that
-//! wakes takes the lock *with* the contended bit, because it cannot know
-//! whether others still sleep (Drepper's conservative rule). Unlocking swaps
-//! in 0 and calls `FUTEX_WAKE` only when the old word had the bit, so an
-//! uncontended lock/unlock pair makes no system call.
+//! trip), then counts itself in `sleepers` and sleeps on the word while it
+//! is held; it stays counted until it has the lock or gives up. Unlocking
+//! stores 0 and calls `FUTEX_WAKE` only when the count is not zero, so an
+//! uncontended lock/unlock pair makes no system call, and its unlock is a
+//! plain store: one locked instruction per pair, not two.
+//!
+//! # An unlock without a locked instruction
+//!
+//! The holder stores 0 and then reads the count; a sleeper raises the count
+//! and then reads the word. That is Dekker's pattern: unless there is a
+//! full barrier between the write and the read on *both* sides, each can
+//! miss the other's write, and a holder would not wake a sleeper that saw
+//! the lock held. An exchange (or a store and a fence) as the unlock is
+//! such a barrier and costs as much as the CAS that took the lock: a third
+//! of a Str push+pop pair (42 against 30 ns per pair measured with
+//! `examples/str_pair`).
+//!
+//! So the barrier is asymmetric, as in liburcu and folly's asymmetric
+//! fences. The sleeper, about to make a system call anyway, calls
+//! `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)` after raising the count:
+//! the kernel runs a full barrier on every CPU that runs a thread of a
+//! process registered for it, and a CPU that runs none of them passes a
+//! context switch, itself a barrier. The holder needs only a compiler
+//! barrier between its store and its read. If the holder's read comes after
+//! the barrier point on its CPU, it sees the count and wakes; if before,
+//! its store came before that point too, and the sleeper's read of the word
+//! (after `membarrier` returns) sees the lock free, and it does not sleep.
+//!
+//! A process unlocks this way only once it is registered
+//! (`MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED`, done when it caches its
+//! owner tag, and again in each forked child); until then, or when the
+//! kernel refuses, its unlock has a real fence after the store. A sleeper
+//! whose `membarrier` call fails (an old kernel, a seccomp filter) cannot
+//! rule out a missed wake from a registered holder, so it sleeps at most
+//! [`FALLBACK_NS`] at a time and looks again. Under loom both halves are
+//! SeqCst fences, which is what the pair amounts to, and the models check
+//! the protocol with them (and find the lost wake-up without them).
+//!
+//! A sleeper killed while counted cannot take its count back, which would
+//! leave every unlock paying a `FUTEX_WAKE` for nobody. So, as for the
+//! queue's waiters (wait.rs), the count carries an epoch: a wake that
+//! finds nobody asleep adds to the tally, and after [`RESET_AFTER`] of them
+//! in a row the waker starts a new epoch with a count of 0 and wakes every
+//! sleeper. A sleeper counts itself again when it finds the epoch moved
+//! (after a wake, or at the latest after [`POLL_NS`], which caps every
+//! sleep), and takes its count back only within the epoch it counted in.
 //!
 //! # Crash takeover
 //!
@@ -59,10 +97,9 @@
 //! any waiter looks: such a waiter waits until that unrelated process
 //! exits, never forever.)
 //!
-//! The dead word is replaced by one CAS `dead -> me | CONTENDED`, so exactly
-//! one waiter wins; it learns so through [`Acquired::recovered`] and repairs
-//! the protected state (see strq.rs) before using it. The contended bit is
-//! kept because other waiters may sleep on the word.
+//! The dead word is replaced by one CAS `dead -> me`, so exactly one
+//! waiter wins; it learns so through [`Acquired::recovered`] and repairs
+//! the protected state (see strq.rs) before using it.
 //!
 //! Robust futexes (`set_robust_list`) would let the kernel mark the word
 //! itself, but glibc owns the one robust list each thread may register, the
@@ -74,8 +111,8 @@
 //! Pids are those of the caller's pid namespace: processes sharing a queue
 //! must share one.
 //!
-//! Everything takes a plain `&AtomicU32`, so the lock also works on a heap
-//! word (tests, the loom model).
+//! Everything takes a plain `&Lock`, so the lock also works on the heap
+//! (tests, the loom model).
 
 use std::sync::atomic::{
     AtomicBool, AtomicU32 as StdAtomicU32, AtomicU64 as StdAtomicU64, Ordering as StdOrdering,
@@ -85,10 +122,56 @@ use std::sync::Once;
 use crate::futex::{self, Deadline, WaitResult};
 use crate::sync::{spin_hint, AtomicU32, AtomicU64, Ordering};
 
-/// Set in the lock word while somebody may be sleeping on it.
-pub(crate) const CONTENDED: u32 = 0x8000_0000;
-/// The owner-pid bits of the lock word.
-pub(crate) const PID_MASK: u32 = !CONTENDED;
+/// The owner-pid bits of the lock word (its high bit is never set).
+pub(crate) const PID_MASK: u32 = 0x7FFF_FFFF;
+
+/// The lock as it lies in shared memory (header offset 208, see layout.rs):
+/// the lock word and the sleeper count (see the module docs).
+#[repr(C)]
+pub struct Lock {
+    /// 0 when free, else the holder's pid: the futex word sleepers wait on.
+    pub word: AtomicU32,
+    /// Epoch, fruitless-wake tally and count of the lockers that will
+    /// sleep or sleep on `word`.
+    pub sleepers: AtomicU32,
+}
+
+impl Lock {
+    /// A free lock nobody waits for.
+    pub fn new() -> Lock {
+        Lock {
+            word: AtomicU32::new(0),
+            sleepers: AtomicU32::new(0),
+        }
+    }
+}
+
+impl Default for Lock {
+    fn default() -> Lock {
+        Lock::new()
+    }
+}
+
+/// The sleepers word: count in the low bits, then the tally, then the epoch.
+const COUNT_MASK: u32 = 0xFFFF;
+const TALLY_SHIFT: u32 = 16;
+const TALLY_ONE: u32 = 1 << TALLY_SHIFT;
+const TALLY_MASK: u32 = 0xFF << TALLY_SHIFT;
+const EPOCH_SHIFT: u32 = 24;
+
+/// Wakes in a row that found nobody asleep before the sleeper count is
+/// forgotten (see the module docs).
+pub const RESET_AFTER: u32 = 64;
+
+/// The number of lockers counted in a sleepers word.
+#[inline]
+pub const fn sleeper_count(sleepers: u32) -> u32 {
+    sleepers & COUNT_MASK
+}
+
+/// The longest sleep of a locker whose `membarrier` call failed, which may
+/// miss a wake-up (see the module docs).
+pub const FALLBACK_NS: u64 = 1_000_000;
 
 /// Spin rounds before sleeping. Under loom each round is a scheduling point,
 /// so the model spins once to keep the state space small.
@@ -104,7 +187,7 @@ const SPIN: u32 = 1;
 pub const POLL_SECS: f64 = POLL_NS as f64 / 1e9;
 
 /// [`POLL_SECS`] in nanoseconds.
-const POLL_NS: u64 = 10_000_000;
+pub const POLL_NS: u64 = 10_000_000;
 
 /// Why a bounded lock wait gave up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,12 +212,6 @@ pub struct Acquired {
 #[inline]
 pub const fn owner_pid(word: u32) -> u32 {
     word & PID_MASK
-}
-
-/// Whether the lock word says somebody may be sleeping on it.
-#[inline]
-pub const fn is_contended(word: u32) -> bool {
-    word & CONTENDED != 0
 }
 
 /// This process's id, as `getpid()` returns it now.
@@ -163,6 +240,7 @@ extern "C" fn forget_pid_in_child() {
     // store is async-signal-safe.
     PID_CACHE.store(0, StdOrdering::Relaxed);
     TAG_CACHE.store(0, StdOrdering::Relaxed);
+    barrier::FENCELESS.store(false, StdOrdering::Relaxed);
 }
 
 static TAG_CACHE: StdAtomicU64 = StdAtomicU64::new(0);
@@ -189,9 +267,205 @@ fn current_tag_slow() -> u64 {
     // Cached only when its pid is a lock word as it stands (always, for a
     // Linux pid): `try_acquire_robust` uses it without masking.
     if !NO_CACHE.load(StdOrdering::Relaxed) && (1..=PID_MASK).contains(&pid) {
+        // Once per process (the cache is filled once): the registration
+        // that lets its unlocks skip the fence. A forked child's handler
+        // cleared both, so the child registers as itself.
+        barrier::register();
         TAG_CACHE.store(t, StdOrdering::Relaxed);
     }
     t
+}
+
+/// The two halves of the asymmetric barrier between an unlock and a
+/// sleeper (see the module docs).
+mod barrier {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Whether this process is registered for the sleepers' `membarrier`,
+    /// so that its unlocks need no fence. Cleared in forked children.
+    pub(super) static FENCELESS: AtomicBool = AtomicBool::new(false);
+
+    // From <linux/membarrier.h>.
+    #[cfg(not(loom))]
+    const MEMBARRIER_CMD_GLOBAL_EXPEDITED: libc::c_int = 1 << 1;
+    #[cfg(not(loom))]
+    const MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED: libc::c_int = 1 << 2;
+
+    /// Register this process for the sleepers' barrier; its unlocks drop
+    /// the fence if that worked.
+    pub(super) fn register() {
+        #[cfg(not(loom))]
+        {
+            // SAFETY: membarrier takes two integers and touches no memory
+            // of ours.
+            let rc = unsafe {
+                libc::syscall(
+                    libc::SYS_membarrier,
+                    MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
+                    0,
+                    0,
+                )
+            };
+            if rc == 0 {
+                FENCELESS.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The unlocking side, between its store of the word and its read of
+    /// the count: a compiler barrier in a registered process, else a fence.
+    #[inline(always)]
+    pub(super) fn light() {
+        #[cfg(not(loom))]
+        if FENCELESS.load(Ordering::Relaxed) {
+            std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        } else {
+            std::sync::atomic::fence(Ordering::SeqCst);
+        }
+        #[cfg(loom)]
+        loom::sync::atomic::fence(Ordering::SeqCst);
+    }
+
+    /// The sleeper's side, between raising the count and reading the word:
+    /// a fence here and one on every CPU running a registered process.
+    /// False when the kernel refused the latter (then a registered
+    /// holder's read may miss the count).
+    pub(super) fn heavy() -> bool {
+        #[cfg(not(loom))]
+        {
+            std::sync::atomic::fence(Ordering::SeqCst);
+            // SAFETY: as in `register`.
+            unsafe {
+                libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0
+            }
+        }
+        #[cfg(loom)]
+        {
+            loom::sync::atomic::fence(Ordering::SeqCst);
+            true
+        }
+    }
+}
+
+/// A locker counted in a lock's `sleepers` word, from the end of its spin
+/// until it has the lock or gives up (when it is dropped and takes its
+/// count back, if no reset forgot it meanwhile).
+struct Sleeper<'a> {
+    sleepers: &'a AtomicU32,
+    /// The epoch it is counted in; `None` while uncounted (the count is
+    /// full: 65535 sleepers), when it sleeps [`FALLBACK_NS`] at most.
+    epoch: Option<u32>,
+    /// Whether every holder is known to see the count (see `barrier`).
+    fenced: bool,
+}
+
+impl<'a> Sleeper<'a> {
+    fn announce(sleepers: &'a AtomicU32) -> Self {
+        let mut s = Sleeper {
+            sleepers,
+            epoch: None,
+            fenced: false,
+        };
+        s.count();
+        s
+    }
+
+    /// Count this locker in the current epoch, then the barrier.
+    fn count(&mut self) {
+        let mut cur = self.sleepers.load(Ordering::Relaxed);
+        self.epoch = loop {
+            if sleeper_count(cur) == COUNT_MASK {
+                break None;
+            }
+            // SYNC POINT: raise the count, then `barrier::heavy`, then read
+            // the word (the caller's next look); pairs with the unlock's
+            // store, `barrier::light`, read of the count.
+            match self
+                .sleepers
+                .compare_exchange(cur, cur + 1, Ordering::SeqCst, Ordering::Relaxed)
+            {
+                Ok(_) => break Some(cur >> EPOCH_SHIFT),
+                Err(now) => cur = now,
+            }
+        };
+        self.fenced = barrier::heavy() && self.epoch.is_some();
+    }
+
+    /// Before a sleep: count this locker again if a reset forgot it (or it
+    /// was not counted). True when it is newly counted: the caller must
+    /// look at the word again before it sleeps. (Still uncounted, the
+    /// count being full, it sleeps anyway, briefly: see `until`.)
+    fn recount(&mut self) -> bool {
+        let now = self.sleepers.load(Ordering::Relaxed) >> EPOCH_SHIFT;
+        if self.epoch == Some(now) {
+            return false;
+        }
+        self.count();
+        self.epoch.is_some()
+    }
+
+    /// The end of the next sleep: `d`, or sooner when a wake-up may be
+    /// missed (uncounted, unfenced) or forgotten (by a reset, which wakes
+    /// only those asleep). Not under loom, where a lost wake-up must block.
+    fn until(&self, d: Deadline) -> Deadline {
+        #[cfg(not(loom))]
+        {
+            let cap = if self.fenced { POLL_NS } else { FALLBACK_NS };
+            Deadline::after_secs(cap as f64 / 1e9).earliest(d)
+        }
+        #[cfg(loom)]
+        d
+    }
+}
+
+impl Drop for Sleeper<'_> {
+    fn drop(&mut self) {
+        let Some(epoch) = self.epoch else { return };
+        let mut cur = self.sleepers.load(Ordering::Relaxed);
+        // Relaxed: a stale count costs a holder one wake call, no more.
+        while cur >> EPOCH_SHIFT == epoch && sleeper_count(cur) != 0 {
+            match self
+                .sleepers
+                .compare_exchange(cur, cur - 1, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
+    }
+}
+
+/// After a wake call on `lock` that woke `woken` sleepers: clear the
+/// fruitless-wake tally, or add to it and, at [`RESET_AFTER`], forget the
+/// count under a new epoch and wake every sleeper (see the module docs).
+fn tally(lock: &Lock, woken: u32) {
+    let s = &lock.sleepers;
+    let mut cur = s.load(Ordering::Relaxed);
+    loop {
+        let next = if woken > 0 {
+            cur & !TALLY_MASK
+        } else if sleeper_count(cur) == 0 {
+            return;
+        } else if (cur & TALLY_MASK) >> TALLY_SHIFT >= RESET_AFTER - 1 {
+            ((cur >> EPOCH_SHIFT).wrapping_add(1)) << EPOCH_SHIFT
+        } else {
+            cur + TALLY_ONE
+        };
+        if next == cur {
+            return;
+        }
+        // RECOVERY: the tally is a hint; the CAS only keeps its bits from
+        // spilling into the epoch. A reset forgets live sleepers too: the
+        // wake below (or their capped sleep) makes them count again.
+        match s.compare_exchange(cur, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) if woken == 0 && next >> EPOCH_SHIFT != cur >> EPOCH_SHIFT => {
+                futex::wake(&lock.word, u32::MAX);
+                return;
+            }
+            Ok(_) => return,
+            Err(now) => cur = now,
+        }
+    }
 }
 
 /// The fields of `/proc/<pid>/stat` the liveness check uses.
@@ -327,35 +601,36 @@ fn current_pid_slow() -> u32 {
 /// Proof that the lock is held; unlocks when dropped.
 #[must_use = "the lock is released as soon as the guard is dropped"]
 pub struct LockGuard<'a> {
-    word: &'a AtomicU32,
+    lock: &'a Lock,
 }
 
 impl<'a> LockGuard<'a> {
     /// Take the lock as this process ([`current_pid`]). Returns the guard
     /// and whether the lock was found held (contended).
     #[inline]
-    pub fn acquire(word: &'a AtomicU32) -> (Self, bool) {
-        Self::acquire_as(word, current_pid())
+    pub fn acquire(lock: &'a Lock) -> (Self, bool) {
+        Self::acquire_as(lock, current_pid())
     }
 
     /// Take the lock recording `pid` as the owner (its low 31 bits; 0 is
     /// recorded as 1, since 0 means free). Returns the guard and whether
     /// the lock was found held.
     #[inline]
-    pub fn acquire_as(word: &'a AtomicU32, pid: u32) -> (Self, bool) {
+    pub fn acquire_as(lock: &'a Lock, pid: u32) -> (Self, bool) {
         let me = (pid & PID_MASK).max(1);
         // SYNC POINT: the SeqCst CAS that takes the lock acquires what the
-        // previous holder released with its unlocking swap (the protected
+        // previous holder released with its unlocking store (the protected
         // header fields, slots and arena bytes). Being SeqCst it also sits
         // in the single total order with the waiters' SeqCst announcement
         // (see wait.rs and strq.rs).
-        let contended = word
+        let contended = lock
+            .word
             .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
             .is_err();
         if contended {
-            lock_slow(word, me);
+            lock_slow(lock, me);
         }
-        (LockGuard { word }, contended)
+        (LockGuard { lock }, contended)
     }
 
     /// Take the lock as this process, taking it over from a dead holder
@@ -370,7 +645,7 @@ impl<'a> LockGuard<'a> {
     /// [`LockFail::Interrupted`] as above.
     #[inline]
     pub fn acquire_robust(
-        word: &'a AtomicU32,
+        lock: &'a Lock,
         tag: &AtomicU64,
         deadline: impl FnOnce() -> Deadline,
         interruptible: bool,
@@ -378,7 +653,7 @@ impl<'a> LockGuard<'a> {
         // The tag carries the pid: one cached load gives both.
         let my_tag = current_tag();
         Self::acquire_robust_as(
-            word,
+            lock,
             tag,
             (my_tag >> 32) as u32,
             my_tag,
@@ -393,7 +668,7 @@ impl<'a> LockGuard<'a> {
     /// `acquire_robust`, which fills the cache and waits if it must). No
     /// call, so a caller's fast path stays free of them.
     #[inline(always)]
-    pub fn try_acquire_robust(word: &'a AtomicU32, tag: &AtomicU64) -> Option<Self> {
+    pub fn try_acquire_robust(lock: &'a Lock, tag: &AtomicU64) -> Option<Self> {
         let my_tag = TAG_CACHE.load(StdOrdering::Relaxed);
         // A cached tag's pid is a lock word as it stands (checked to be in
         // 1..=PID_MASK when the cache was filled).
@@ -402,11 +677,12 @@ impl<'a> LockGuard<'a> {
             return None;
         }
         // SYNC POINT: as in acquire_as.
-        word.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
+        lock.word
+            .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
             .ok()?;
         // Relaxed: as in acquire_robust_as.
         tag.store(my_tag, Ordering::Relaxed);
-        Some(LockGuard { word })
+        Some(LockGuard { lock })
     }
 
     /// Unlock, as dropping the guard does, but leave the wake-up to the
@@ -417,16 +693,15 @@ impl<'a> LockGuard<'a> {
     #[must_use = "a sleeper on the lock word must be woken with wake_one"]
     pub fn unlock(self) -> bool {
         let me = std::mem::ManuallyDrop::new(self);
-        // SYNC POINT: as in drop.
-        is_contended(me.word.swap(0, Ordering::Release))
+        release(me.lock)
     }
 
-    /// Wake one sleeper on the lock word `word`, after
-    /// [`LockGuard::unlock`] returned `true`.
+    /// Wake one sleeper on `lock`, after [`LockGuard::unlock`] returned
+    /// `true`.
     #[cold]
     #[inline(never)]
-    pub fn wake_one(word: &AtomicU32) {
-        futex::wake(word, 1);
+    pub fn wake_one(lock: &Lock) {
+        tally(lock, futex::wake(&lock.word, 1));
     }
 
     /// [`acquire_robust`](Self::acquire_robust) recording `pid` (as in
@@ -434,7 +709,7 @@ impl<'a> LockGuard<'a> {
     /// owner: the loom models run several "processes" as threads of one.
     #[inline]
     pub(crate) fn acquire_robust_as(
-        word: &'a AtomicU32,
+        lock: &'a Lock,
         tag: &AtomicU64,
         pid: u32,
         my_tag: u64,
@@ -443,19 +718,32 @@ impl<'a> LockGuard<'a> {
     ) -> Result<(Self, Acquired), LockFail> {
         let me = (pid & PID_MASK).max(1);
         // SYNC POINT: as in acquire_as.
-        let got = if word
+        let got = if lock
+            .word
             .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
             .is_ok()
         {
             Acquired::default()
         } else {
-            lock_slow_robust(word, tag, me, &deadline(), interruptible)?
+            lock_slow_robust(lock, tag, me, &deadline(), interruptible)?
         };
         // Relaxed: read only by waiters judging a stuck holder, which is
         // a heuristic on top of the word itself (see the module docs).
         tag.store(my_tag, Ordering::Relaxed);
-        Ok((LockGuard { word }, got))
+        Ok((LockGuard { lock }, got))
     }
+}
+
+/// Free `lock`; whether a sleeper must be woken.
+#[inline(always)]
+fn release(lock: &Lock) -> bool {
+    // SYNC POINT: Release publishes everything written under the lock to
+    // the next holder's acquiring CAS. Then the unlock half of the barrier
+    // and the read of the count: the Dekker pair with `Sleeper::count`
+    // (see the module docs).
+    lock.word.store(0, Ordering::Release);
+    barrier::light();
+    sleeper_count(lock.sleepers.load(Ordering::Relaxed)) != 0
 }
 
 /// A point `ns` on CLOCK_MONOTONIC (nanoseconds), or `d` if that is earlier.
@@ -524,8 +812,8 @@ struct Watch {
 }
 
 /// Whether the word `cur` names the owner `w` watches and that owner is
-/// dead; if so, take the lock over with one CAS `cur -> me | CONTENDED`
-/// (only one waiter's CAS from this exact value succeeds).
+/// dead; if so, take the lock over with one CAS `cur -> me` (only one
+/// waiter's CAS from this exact value succeeds).
 fn take_over(word: &AtomicU32, tag: &AtomicU64, cur: u32, me: u32, w: &Watch) -> bool {
     cur != 0
         && owner_pid(cur) == w.owner
@@ -533,33 +821,28 @@ fn take_over(word: &AtomicU32, tag: &AtomicU64, cur: u32, me: u32, w: &Watch) ->
         // SYNC POINT: SeqCst like the ordinary take; the dead holder's
         // stores are in memory already.
         && word
-            .compare_exchange(cur, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+            .compare_exchange(cur, me, Ordering::SeqCst, Ordering::Relaxed)
             .is_ok()
 }
 
 #[cold]
 #[inline(never)]
 fn lock_slow_robust(
-    word: &AtomicU32,
+    lock: &Lock,
     tag: &AtomicU64,
     me: u32,
     deadline: &Deadline,
     interruptible: bool,
 ) -> Result<Acquired, LockFail> {
+    let word = &lock.word;
     let mut got = Acquired {
         contended: true,
         recovered: false,
     };
-    for _ in 0..SPIN {
-        spin_hint();
-        if word.load(Ordering::Relaxed) == 0
-            && word
-                .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
-                .is_ok()
-        {
-            return Ok(got);
-        }
+    if spin(word, me) {
+        return Ok(got);
     }
+    let mut sleeper = Sleeper::announce(&lock.sleepers);
     let mut clock = WatchClock::new();
     let mut watch = Watch {
         owner: 0,
@@ -573,7 +856,7 @@ fn lock_slow_robust(
     let last_look = |got: &mut Acquired, watch: &Watch| {
         let cur = word.load(Ordering::Relaxed);
         if cur == 0 {
-            word.compare_exchange(0, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+            word.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok()
         } else if take_over(word, tag, cur, me, watch) {
             got.recovered = true;
@@ -586,7 +869,7 @@ fn lock_slow_robust(
         let cur = word.load(Ordering::Relaxed);
         if cur == 0 {
             if word
-                .compare_exchange(0, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+                .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok()
             {
                 return Ok(got);
@@ -612,14 +895,6 @@ fn lock_slow_robust(
             }
             continue;
         }
-        let marked = cur | CONTENDED;
-        if cur != marked
-            && word
-                .compare_exchange(cur, marked, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
-            continue;
-        }
         if deadline.expired() {
             return if last_look(&mut got, &watch) {
                 Ok(got)
@@ -627,11 +902,14 @@ fn lock_slow_robust(
                 Err(LockFail::TimedOut)
             };
         }
-        let until = earlier(deadline, watch.check_at);
+        if sleeper.recount() {
+            continue;
+        }
+        let until = sleeper.until(earlier(deadline, watch.check_at));
         let r = if interruptible {
-            futex::wait_interruptible(word, marked, &until)
+            futex::wait_interruptible(word, cur, &until)
         } else {
-            futex::wait(word, marked, &until)
+            futex::wait(word, cur, &until)
         };
         clock.slept(r);
         let fail = match r {
@@ -647,9 +925,8 @@ fn lock_slow_robust(
     }
 }
 
-#[cold]
-#[inline(never)]
-fn lock_slow(word: &AtomicU32, me: u32) {
+/// Spin a while for the lock held in `word`; whether it was taken.
+fn spin(word: &AtomicU32, me: u32) -> bool {
     for _ in 0..SPIN {
         spin_hint();
         if word.load(Ordering::Relaxed) == 0
@@ -657,45 +934,46 @@ fn lock_slow(word: &AtomicU32, me: u32) {
                 .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok()
         {
-            return;
+            return true;
         }
     }
+    false
+}
+
+#[cold]
+#[inline(never)]
+fn lock_slow(lock: &Lock, me: u32) {
+    let word = &lock.word;
+    if spin(word, me) {
+        return;
+    }
+    let mut sleeper = Sleeper::announce(&lock.sleepers);
     loop {
         let cur = word.load(Ordering::Relaxed);
         if cur == 0 {
-            // Take it marked contended: other sleepers may remain, and our
-            // unlock must wake one of them.
             if word
-                .compare_exchange(0, me | CONTENDED, Ordering::SeqCst, Ordering::Relaxed)
+                .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
                 .is_ok()
             {
                 return;
             }
             continue;
         }
-        let marked = cur | CONTENDED;
-        if cur != marked
-            && word
-                .compare_exchange(cur, marked, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
-        {
+        if sleeper.recount() {
             continue;
         }
-        // Sleep while the word still reads `marked`. EINTR and spurious
+        // Sleep while the word still reads `cur`. EINTR and spurious
         // wake-ups just look again: the holder's critical section is short
         // and contains no blocking call.
-        futex::wait(word, marked, &Deadline::FOREVER);
+        futex::wait(word, cur, &sleeper.until(Deadline::FOREVER));
     }
 }
 
 impl Drop for LockGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        // SYNC POINT: Release publishes everything written under the lock
-        // to the next holder's acquiring CAS.
-        let prev = self.word.swap(0, Ordering::Release);
-        if is_contended(prev) {
-            futex::wake(self.word, 1);
+        if release(self.lock) {
+            LockGuard::wake_one(self.lock);
         }
     }
 }
@@ -705,45 +983,77 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
+    /// A lock whose word reads `word`.
+    fn held(word: u32) -> Lock {
+        let l = Lock::new();
+        l.word.store(word, Ordering::Relaxed);
+        l
+    }
+
     #[test]
     fn word_holds_owner_pid_and_frees_on_drop() {
-        let w = AtomicU32::new(0);
+        let l = Lock::new();
         {
-            let (_g, contended) = LockGuard::acquire(&w);
+            let (_g, contended) = LockGuard::acquire(&l);
             assert!(!contended);
-            let v = w.load(Ordering::Relaxed);
+            let v = l.word.load(Ordering::Relaxed);
             // SAFETY: getpid has no preconditions.
-            assert_eq!(owner_pid(v), unsafe { libc::getpid() } as u32);
-            assert!(!is_contended(v));
+            assert_eq!(v, unsafe { libc::getpid() } as u32);
         }
-        assert_eq!(w.load(Ordering::Relaxed), 0);
+        assert_eq!(l.word.load(Ordering::Relaxed), 0);
+        assert_eq!(l.sleepers.load(Ordering::Relaxed), 0);
     }
 
     #[test]
     fn one_try_takes_a_free_lock_as_this_process_and_unlock_reports_sleepers() {
-        let (w, tag) = (AtomicU32::new(0), AtomicU64::new(0));
+        let (l, tag) = (Lock::new(), AtomicU64::new(0));
+        let w = &l.word;
         // With the tag cached (current_tag fills the cache), one CAS.
         let me = current_tag();
-        let g = LockGuard::try_acquire_robust(&w, &tag).expect("a free lock");
+        let g = LockGuard::try_acquire_robust(&l, &tag).expect("a free lock");
         assert_eq!(w.load(Ordering::Relaxed), (me >> 32) as u32);
         assert_eq!(owner_pid(w.load(Ordering::Relaxed)), current_pid());
         assert_eq!(tag.load(Ordering::Relaxed), me);
         // Held: the try fails and changes nothing.
-        assert!(LockGuard::try_acquire_robust(&w, &tag).is_none());
+        assert!(LockGuard::try_acquire_robust(&l, &tag).is_none());
         assert!(!g.unlock(), "nobody sleeps");
         assert_eq!(w.load(Ordering::Relaxed), 0);
-        // A sleeper marked the word: unlock frees it and says so.
-        let g = LockGuard::try_acquire_robust(&w, &tag).unwrap();
-        w.fetch_or(CONTENDED, Ordering::Relaxed);
-        assert!(g.unlock(), "a sleeper must be woken");
-        assert_eq!(w.load(Ordering::Relaxed), 0);
+        // A sleeper counted itself: unlock frees the lock and says so,
+        // in any epoch and whatever the tally.
+        for sleepers in [1, 7 << EPOCH_SHIFT | 3 << TALLY_SHIFT | 2] {
+            let g = LockGuard::try_acquire_robust(&l, &tag).unwrap();
+            l.sleepers.store(sleepers, Ordering::Relaxed);
+            assert!(g.unlock(), "a sleeper must be woken");
+            assert_eq!(w.load(Ordering::Relaxed), 0);
+        }
+        // A tally or an epoch alone is nobody.
+        let g = LockGuard::try_acquire_robust(&l, &tag).unwrap();
+        l.sleepers
+            .store(7 << EPOCH_SHIFT | 3 << TALLY_SHIFT, Ordering::Relaxed);
+        assert!(!g.unlock());
+    }
+
+    #[test]
+    fn this_process_registered_for_the_fenceless_unlock() {
+        current_tag();
+        // The kernel of this project's machines has membarrier (Linux
+        // 4.16+); without it, unlocks keep their fence, which is slower
+        // but as correct.
+        assert!(
+            barrier::FENCELESS.load(StdOrdering::Relaxed),
+            "membarrier registration failed on this kernel"
+        );
+        assert!(
+            barrier::heavy(),
+            "membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) failed on this kernel"
+        );
     }
 
     #[test]
     fn pid_zero_is_recorded_as_one() {
-        let w = AtomicU32::new(0);
-        let (_g, _) = LockGuard::acquire_as(&w, 0);
-        assert_eq!(owner_pid(w.load(Ordering::Relaxed)), 1);
+        let l = Lock::new();
+        let (_g, _) = LockGuard::acquire_as(&l, 0);
+        assert_eq!(l.word.load(Ordering::Relaxed), 1);
     }
 
     #[test]
@@ -774,35 +1084,38 @@ mod tests {
 
     #[test]
     fn a_dead_holder_is_taken_over_once() {
-        let w = AtomicU32::new(dead_pid() | CONTENDED);
+        let l = held(dead_pid());
         let tag = AtomicU64::new(0);
         let t0 = std::time::Instant::now();
-        let (g, got) = LockGuard::acquire_robust(&w, &tag, || Deadline::FOREVER, false).unwrap();
+        let (g, got) = LockGuard::acquire_robust(&l, &tag, || Deadline::FOREVER, false).unwrap();
         assert!(got.recovered && got.contended);
         assert!(t0.elapsed().as_secs() < 5);
-        assert_eq!(owner_pid(w.load(Ordering::Relaxed)), current_pid());
+        assert_eq!(l.word.load(Ordering::Relaxed), current_pid());
         assert_eq!(tag.load(Ordering::Relaxed), current_tag());
+        // The waiter took its count back.
+        assert_eq!(l.sleepers.load(Ordering::Relaxed), 0);
         drop(g);
-        assert_eq!(w.load(Ordering::Relaxed), 0);
+        assert_eq!(l.word.load(Ordering::Relaxed), 0);
     }
 
     #[test]
     fn a_live_holder_makes_a_bounded_wait_time_out() {
         // Held by this very process (alive): never taken over.
-        let w = AtomicU32::new(current_pid());
+        let l = held(current_pid());
         let tag = AtomicU64::new(current_tag());
-        let r = LockGuard::acquire_robust(&w, &tag, || Deadline::after_secs(0.05), true);
+        let r = LockGuard::acquire_robust(&l, &tag, || Deadline::after_secs(0.05), true);
         assert_eq!(r.err(), Some(LockFail::TimedOut));
+        assert_eq!(l.sleepers.load(Ordering::Relaxed), 0, "count taken back");
     }
 
     #[test]
     fn a_wait_that_times_out_first_takes_over_a_dead_holder() {
         // A lock timeout shorter than a poll interval (here: none at all)
         // still recovers the lock of a dead holder.
-        let w = AtomicU32::new(dead_pid());
+        let l = held(dead_pid());
         let tag = AtomicU64::new(0);
         let (_g, got) =
-            LockGuard::acquire_robust(&w, &tag, || Deadline::after_secs(0.0), false).unwrap();
+            LockGuard::acquire_robust(&l, &tag, || Deadline::after_secs(0.0), false).unwrap();
         assert!(got.recovered);
     }
 
@@ -845,7 +1158,7 @@ mod tests {
     #[test]
     fn a_dead_holder_is_taken_over_under_a_signal_storm() {
         for interruptible in [true, false] {
-            let w = AtomicU32::new(dead_pid() | CONTENDED);
+            let l = held(dead_pid());
             let tag = AtomicU64::new(0);
             let ((got, interrupted), sent) = under_signal_storm(|| {
                 let mut interrupted = 0u32;
@@ -856,7 +1169,7 @@ mod tests {
                 // signals happened to exceed the interval.)
                 let d = Deadline::after_secs(10.0);
                 loop {
-                    match LockGuard::acquire_robust(&w, &tag, || d, interruptible) {
+                    match LockGuard::acquire_robust(&l, &tag, || d, interruptible) {
                         Ok((_g, got)) => break (got, interrupted),
                         Err(LockFail::Interrupted) => interrupted += 1,
                         Err(LockFail::TimedOut) => panic!("no takeover in 10 s"),
@@ -873,24 +1186,128 @@ mod tests {
 
     #[test]
     fn a_live_holder_is_not_taken_over_under_a_signal_storm() {
-        let w = AtomicU32::new(current_pid() | CONTENDED);
+        let l = held(current_pid());
         let tag = AtomicU64::new(current_tag());
         let (r, _) = under_signal_storm(|| {
             let d = Deadline::after_secs(0.1);
             loop {
-                match LockGuard::acquire_robust(&w, &tag, || d, true) {
+                match LockGuard::acquire_robust(&l, &tag, || d, true) {
                     Err(LockFail::Interrupted) => continue,
                     r => break r.map(|(_, got)| got),
                 }
             }
         });
         assert_eq!(r.err(), Some(LockFail::TimedOut));
-        assert_eq!(w.load(Ordering::Relaxed), current_pid() | CONTENDED);
+        assert_eq!(l.word.load(Ordering::Relaxed), current_pid());
+        assert_eq!(l.sleepers.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_dead_sleepers_count_is_forgotten_after_fruitless_wakes() {
+        // A sleeper killed while counted: every unlock reports a sleeper
+        // and its wake finds nobody, until the count is reset.
+        let l = held(0);
+        l.sleepers.store(1, Ordering::Relaxed);
+        for i in 1..=RESET_AFTER {
+            let (g, _) = LockGuard::acquire(&l);
+            assert!(g.unlock(), "wake {i}: the count still stands");
+            LockGuard::wake_one(&l);
+        }
+        // A new epoch, no count, no tally.
+        assert_eq!(l.sleepers.load(Ordering::Relaxed), 1 << EPOCH_SHIFT);
+        let (g, _) = LockGuard::acquire(&l);
+        assert!(!g.unlock());
+        // A wake that finds somebody clears a tally.
+        l.sleepers.store(5 << TALLY_SHIFT | 1, Ordering::Relaxed);
+        tally(&l, 1);
+        assert_eq!(l.sleepers.load(Ordering::Relaxed), 1);
+        // The epoch wraps without touching the other fields.
+        l.sleepers.store(
+            0xFF << EPOCH_SHIFT | (RESET_AFTER - 1) << TALLY_SHIFT | 2,
+            Ordering::Relaxed,
+        );
+        tally(&l, 0);
+        assert_eq!(l.sleepers.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_sleeper_forgotten_by_a_reset_counts_itself_again() {
+        let l = Arc::new(Lock::new());
+        let (g, _) = LockGuard::acquire_as(&l, 7);
+        let waiter = {
+            let l = l.clone();
+            std::thread::spawn(move || {
+                let (_g, contended) = LockGuard::acquire_as(&l, 8);
+                assert!(contended);
+                l.word.load(Ordering::Relaxed)
+            })
+        };
+        while sleeper_count(l.sleepers.load(Ordering::Relaxed)) == 0 {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // Reset under it (as after a run of fruitless wakes): it is woken,
+        // finds the new epoch and counts itself in it.
+        l.sleepers
+            .fetch_add((RESET_AFTER - 1) << TALLY_SHIFT, Ordering::Relaxed);
+        tally(&l, 0);
+        let t0 = std::time::Instant::now();
+        while l.sleepers.load(Ordering::Relaxed) != 1 << EPOCH_SHIFT | 1 {
+            assert!(
+                t0.elapsed().as_secs() < 10,
+                "the sleeper never counted itself again"
+            );
+            std::thread::yield_now();
+        }
+        // So the unlock sees it and wakes it.
+        assert!(g.unlock());
+        LockGuard::wake_one(&l);
+        assert_eq!(waiter.join().unwrap(), 8);
+        assert_eq!(l.word.load(Ordering::Relaxed), 0);
+        // Its count taken back in the new epoch. (The wake may have come
+        // before it slept, and found nobody: then the tally shows one.)
+        let s = l.sleepers.load(Ordering::Relaxed);
+        assert_eq!((s >> EPOCH_SHIFT, sleeper_count(s)), (1, 0));
+    }
+
+    /// CPU time of the calling thread, in seconds.
+    fn thread_cpu() -> f64 {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+    }
+
+    #[test]
+    fn a_locker_that_finds_the_count_full_naps_uncounted() {
+        let l = Arc::new(held(7));
+        l.sleepers.store(COUNT_MASK, Ordering::Relaxed);
+        let waiter = {
+            let l = l.clone();
+            std::thread::spawn(move || {
+                let t0 = thread_cpu();
+                let (_g, contended) = LockGuard::acquire_as(&l, 8);
+                assert!(contended);
+                (l.word.load(Ordering::Relaxed), thread_cpu() - t0)
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        l.word.store(0, Ordering::Release);
+        let (word, cpu) = waiter.join().unwrap();
+        assert_eq!(word, 8);
+        // It slept in short naps (about 1 ms each), not in a busy loop.
+        assert!(cpu < 0.1, "{cpu} s of CPU in a 200 ms wait");
+        // It was never counted, so it took nothing back. (Its unlock woke
+        // nobody, which the tally shows.)
+        assert_eq!(sleeper_count(l.sleepers.load(Ordering::Relaxed)), COUNT_MASK);
     }
 
     #[test]
     fn threads_are_mutually_excluded() {
-        let w = Arc::new(AtomicU32::new(0));
+        let w = Arc::new(Lock::new());
         // A counter updated non-atomically (load + store) under the lock:
         // any overlap of two critical sections loses increments.
         let counter = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -912,7 +1329,8 @@ mod tests {
             h.join().unwrap();
         }
         assert_eq!(counter.load(Ordering::Relaxed), 4 * PER);
-        assert_eq!(w.load(Ordering::Relaxed), 0);
+        assert_eq!(w.word.load(Ordering::Relaxed), 0);
+        assert_eq!(sleeper_count(w.sleepers.load(Ordering::Relaxed)), 0);
     }
 }
 
@@ -925,7 +1343,7 @@ mod loom_tests {
     #[test]
     fn loom_lock_excludes() {
         loom::model(|| {
-            let w = Arc::new(AtomicU32::new(0));
+            let w = Arc::new(Lock::new());
             let data = Arc::new(UnsafeCell::new(0u32));
             let hs: Vec<_> = (1..=2u32)
                 .map(|pid| {
@@ -943,7 +1361,7 @@ mod loom_tests {
             }
             // SAFETY: both threads have been joined.
             assert_eq!(data.with(|p| unsafe { *p }), 2);
-            assert_eq!(w.load(Ordering::Relaxed), 0);
+            assert_eq!(w.word.load(Ordering::Relaxed), 0);
         });
     }
 }

@@ -22,7 +22,7 @@
 //! wr         arena offset where the back item's charge ends
 //! used       bytes charged to the items present
 //! push_ok / pop_ok   exact counters
-//! header.lock        the lock word: 0, or owner pid | CONTENDED bit
+//! header.lock        the lock (lock.rs): word 0 or owner pid, sleeper count
 //! ```
 //!
 //! Items occupy slots `head, head+1, .., head+count-1` (mod capacity).
@@ -720,7 +720,8 @@ impl StrQueue {
             }
         }
         h.current.store(0, Ordering::Relaxed);
-        h.lock.store(0, Ordering::Relaxed);
+        h.lock.word.store(0, Ordering::Relaxed);
+        h.lock.sleepers.store(0, Ordering::Relaxed);
     }
 
     fn wrap(region: Region) -> Self {
@@ -1842,7 +1843,7 @@ impl StrQueue {
             arena_cap: self.region.geometry().arena_cap,
             arena_used: c.used.load(Ordering::Relaxed).min(self.usable),
             lock_acquired: h.lock_acquired.load(Ordering::Relaxed),
-            lock_contended: h.lock_contended.load(Ordering::Relaxed),
+            lock_contended: h.lock_contended.load(Ordering::Relaxed).into(),
         }
     }
 
@@ -2565,7 +2566,7 @@ mod tests {
             }
             {
                 let (_g, _) = LockGuard::acquire(&q.header().lock);
-                if crate::lock::owner_pid(q.header().lock.load(Ordering::Relaxed)) != me {
+                if crate::lock::owner_pid(q.header().lock.word.load(Ordering::Relaxed)) != me {
                     return 4;
                 }
             }

@@ -43,15 +43,18 @@ sub state_of {
     return $s =~ /\)\s+(\S)/ ? $1 : '';
 }
 
-sub lock_word_raw {
-    my ($path) = @_;
+sub u32_at {
+    my ($path, $off) = @_;
     open my $fh, '<:raw', $path or die "$path: $!";
-    sysseek($fh, 208, 0);
+    sysseek($fh, $off, 0);
     sysread($fh, my $buf, 4) == 4 or die "short read";
     return unpack('V', $buf);
 }
 
-sub lock_word_owner { lock_word_raw($_[0]) & 0x7fff_ffff }
+sub lock_word_owner { u32_at($_[0], 208) & 0x7fff_ffff }
+
+# Lockers counted to sleep on the lock (the low 16 bits of lock_sleepers).
+sub lock_sleepers { u32_at($_[0], 212) & 0xffff }
 
 for my $reaped (1, 0) {
     subtest 'holder killed with the lock held, ' . ($reaped ? 'reaped' : 'a zombie') => sub {
@@ -143,9 +146,9 @@ for my $how (qw(pop_wait pop)) {
         else {
             # A non-blocking call runs Perl handlers only when it returns,
             # and perl gives up after 120 pending signals (240 ms here):
-            # kill the holder as soon as the waiter marks the lock word
-            # contended, i.e. waits in the lock.
-            ok(wait_for(sub { lock_word_raw($path) & 0x8000_0000 }, 10),
+            # kill the holder as soon as the waiter counts itself a
+            # sleeper, i.e. waits in the lock.
+            ok(wait_for(sub { lock_sleepers($path) == 1 }, 10),
                'the waiter waits in the lock');
         }
         is(waitpid($waiter, POSIX::WNOHANG()), 0, 'the waiter is still waiting');
@@ -159,6 +162,7 @@ for my $how (qw(pop_wait pop)) {
         ok($took < 5, 'takeover within 5 s of the kill') or diag("took ${took}s");
         reap($holder);
         is($q->stats->{recoveries}, 1, 'one recovery');
+        is(lock_sleepers($path), 0, 'the waiter took its sleeper count back');
         ok($q->push('y') && $q->pop eq 'y', 'the queue works');
         $q->unlink;
     };
@@ -188,6 +192,7 @@ subtest 'a stopped holder: lock_timeout, deadlines and signals' => sub {
         ok(!$r, "$name returns false on a lock held by a stopped process");
         ok($!{ETIMEDOUT}, "$name sets \$! to ETIMEDOUT") or diag("\$! = $!");
         between_ok($el, 0.15, 5, "$name waited about the lock timeout");
+        is(lock_sleepers($path), 0, "$name took its sleeper count back");
     }
 
     $q->lock_timeout(undef);

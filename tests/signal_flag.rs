@@ -6,10 +6,10 @@
 //! process-wide.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use data_queue_shared::lock::{LockFail, LockGuard};
+use data_queue_shared::lock::{Lock, LockFail, LockGuard};
 use data_queue_shared::{ffi, Deadline, IntQueue, StrQueue, Waited};
 
 static FLAG: AtomicI32 = AtomicI32::new(0);
@@ -46,7 +46,7 @@ fn a_pending_signal_ends_every_kind_of_wait_and_slices_change_nothing_else() {
         let str_empty = s.pop_wait(false, &mut out, &long());
         // The Str lock held by a live process (this one, on a word of our
         // own), waited for interruptibly.
-        let word = AtomicU32::new(0);
+        let word = Lock::new();
         let tag = AtomicU64::new(0);
         let (_held, _) = LockGuard::acquire(&word);
         let lock = LockGuard::acquire_robust(&word, &tag, long, true).map(|_| ());

@@ -863,7 +863,7 @@ attempt).
 =item lock_contended
 
 How many of those found the lock held by another process and had to spin
-or sleep for it. C<lock_contended / lock_acquired> tells how much producers
+or sleep for it (counted modulo 2**32). C<lock_contended / lock_acquired> tells how much producers
 and consumers get in each other's way.
 
 =back
@@ -875,11 +875,14 @@ implementation; the original module reports neither.
 
 =head2 The Str lock
 
-The lock is a mutex on one 32-bit futex word in the shared header
-(Ulrich Drepper's three-state futex mutex). Taking a free lock is one
-atomic compare-and-swap and no system call. A process that finds it held
-spins briefly, since the holder only does a few loads and stores and one
-copy of a string, and then sleeps on the futex until the holder wakes it.
+The lock is a mutex on a 32-bit futex word in the shared header, with a
+count of the processes sleeping on it beside the word. Taking a free lock
+is one atomic compare-and-swap and no system call; releasing it is a
+plain store and a read of the count, with no atomic read-modify-write
+(the few sleepers pay for that instead, with one C<membarrier> call each,
+see L</The lock word>). A process that finds the lock held spins
+briefly, since the holder only does a few loads and stores and one copy
+of a string, and then sleeps on the futex until the holder wakes it.
 
 No Perl code runs while a process holds the lock. All arguments are
 converted first, including C<FETCH> of tied variables and overloaded
@@ -1452,7 +1455,7 @@ bytes are zero padding.
     ------ ----  ---------------  -----------------------------------------
          0 u64   magic            "DQSHARE1" read as a little-endian u64
                                   (0x3145524148535144); 0 until initialised
-         8 u32   version          format version, 3 (see L</Versioning>)
+         8 u32   version          format version, 4 (see L</Versioning>)
         12 u32   variant          1 Int, 2 Int32, 3 Int16, 4 Str
         16 u64   capacity         slot count, a power of two, 2 .. 2**30
         24 u32   slot_size        16 (Int, Str) or 8 (Int32, Int16)
@@ -1492,12 +1495,15 @@ bytes are zero padding.
        200 u32   push_waiters     atomic: producers asleep, as pop_waiters
        204 u32   push_futex       futex word producers sleep on, as
                                   pop_futex
-       208 u32   lock             Str: lock word (0, or pid | 0x80000000)
-       212 u32   current          Str: bit 0 names the current state copy
+       208 u32   lock             Str: lock word (0, or the holder's pid)
+       212 u32   lock_sleepers    Str: lockers counted to sleep on lock
+                                  (bits 0-15), fruitless-wake tally
+                                  (16-23), epoch (24-31)
        216 u64   recoveries       crash recoveries
        224 u64   cleared          items removed by clear
        232 u64   lock_acquired    Str: lock acquisitions
-       240 u64   lock_contended   Str: acquisitions that had to wait
+       240 u32   lock_contended   Str: acquisitions that had to wait
+       244 u32   current          Str: bit 0 names the current state copy
        248 u64   lock_owner       Str: holder tag, pid << 32 | start time
                                   (low 32 bits of /proc/<pid>/stat field 22)
 
@@ -1640,16 +1646,28 @@ queues.
 
 =item The lock word
 
-The u32 C<lock> at offset 208 is 0 when the lock is free. When held, bits
-0 to 30 hold the holder's process id and bit 31 (C<0x80000000>) is set when
-another process may be sleeping on the word. To lock, compare-and-swap 0 to
-the pid (sequentially consistent). A process that fails spins a little,
-then sets bit 31 and calls C<FUTEX_WAIT> (shared, not private) on the word
-while it still reads that value; from then on, when it finds the word 0 it
-takes the lock as pid with bit 31 set, since others may still sleep. To
-unlock, swap in 0
-with release ordering and, if the old value had bit 31, C<FUTEX_WAKE> one
-waiter.
+The u32 C<lock> at offset 208 is 0 when the lock is free and the holder's
+process id when held. To lock, compare-and-swap 0 to the pid (sequentially
+consistent). A process that fails spins a little, then counts itself in
+the u32 C<lock_sleepers> at offset 212: bits 0 to 15 are the count, bits
+16 to 23 a tally of wakes that found nobody, bits 24 to 31 an epoch. It
+adds 1 to the count with a compare-and-swap (not when the count is
+0xFFFF: then it is not counted), calls
+C<membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)>, and only then reads
+C<lock> and calls C<FUTEX_WAIT> (shared, not private) on it while it holds
+the value read. It stays counted until it has the lock or gives up, then
+subtracts 1 if the epoch is still the one it counted in, and it counts
+itself again whenever it finds the epoch moved. To unlock, store 0 with
+release ordering, then a full fence, then read C<lock_sleepers>, and if
+its count is not 0 C<FUTEX_WAKE> one waiter. A process registered with
+C<MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED> may leave the fence out: the
+sleepers' C<membarrier> call puts one on its CPU. This saves a locked
+instruction per unlock, about a third of a push and pop pair. So a
+locker whose C<membarrier> call fails must not sleep more than 1 ms at a
+time. A sleeper killed while counted is forgotten as the integer queues'
+waiters are: after 64 wakes in a row found nobody asleep (the waker counts
+them in the tally), the waker starts a new epoch with count and tally 0
+and wakes every sleeper.
 
 =item State copies
 
@@ -1659,7 +1677,7 @@ the same offsets within lines 1 and 2: copy 0 is C<head> (offset 64) and
 C<c0_count> to C<c0_pop_ok> (80 to 120), copy 1 is C<tail> (128) and
 C<c1_count> to C<c1_pop_ok> (144 to 184). C<pop_empty> and C<push_full>,
 between them, are not part of the state. Bit 0 of the u32 C<current> at
-offset 212 names the current copy. A holder of the lock loads C<current>
+offset 244 names the current copy. A holder of the lock loads C<current>
 with acquire ordering and reads the current copy. To commit a change it
 writes all seven words of the other copy, then stores that copy's number
 in C<current> with release ordering, then unlocks. A holder that dies
@@ -1732,12 +1750,16 @@ the file and create it again. Zero padding and the C<spare> slot words gain
 meanings only together with a new version. The crate's documentation
 (C<cargo doc>) describes the same format, field by field.
 
-The current version is 3. It changed the Str state words: version 2 kept
-one live state and a journal that the next holder of the lock replayed,
-version 3 keeps two copies of the state (see L</Str queues>). The integer
-queues' layout is unchanged, but their files carry the new number too. A
-file made by a version-2 build is refused; drain it with the old build
-and create it again.
+The current version is 4. It changed the Str lock: version 3 marked
+sleepers with bit 31 of the lock word, which made the unlock an atomic
+swap; version 4 counts them in C<lock_sleepers> (offset 212, where
+C<current> was), so the unlock is a store, and moves C<current> to offset
+244, beside a C<lock_contended> narrowed to 32 bits. (Version 3 had
+changed the Str state words: version 2 kept one live state and a journal
+that the next holder of the lock replayed, version 3 keeps two copies of
+the state, see L</Str queues>.) The integer queues' layout is unchanged,
+but their files carry the new number too. A file made by an older build
+is refused; drain it with the old build and create it again.
 
 =head1 BENCHMARKS
 
