@@ -1302,7 +1302,10 @@ mod tests {
         assert!(cpu < 0.1, "{cpu} s of CPU in a 200 ms wait");
         // It was never counted, so it took nothing back. (Its unlock woke
         // nobody, which the tally shows.)
-        assert_eq!(sleeper_count(l.sleepers.load(Ordering::Relaxed)), COUNT_MASK);
+        assert_eq!(
+            sleeper_count(l.sleepers.load(Ordering::Relaxed)),
+            COUNT_MASK
+        );
     }
 
     #[test]
