@@ -1828,63 +1828,64 @@ C<cargo bench --bench ring -- str_pair> runs one group.
 =head2 Results
 
 One run of C<perl -Mblib bench/vs.pl 200000 3> on the 2-core development
-machine (a shared virtual machine, whose speed changes by up to half from
-minute to minute: compare ratios, not rates), pasted as printed:
+machine (a shared virtual machine: its host, and with it the CPU model,
+changes between sessions, and its speed changes by up to half from minute
+to minute, so compare ratios, not rates), pasted as printed:
 
     Data::Queue::Shared 0.01, perl v5.36.0, N=200000, median of 3 runs
-    AMD EPYC, 2 cores, Linux 6.18.44-fc-v1045
+    Intel(R) Xeon(R) Processor, 2 cores, Linux 6.18.44-fc-v1045
     Rates are items per second; the last column is the ratio to MCE::Queue
 
     SINGLE-PROCESS INTEGER PUSH+POP (interleaved)
-      Shared::Int32 keyword q_int32_*       13.1M/s   14.2x
-      Shared::Int16 keyword q_int16_*       12.4M/s   13.5x
-      Shared::Int keyword q_int_*           12.0M/s   13.1x
-      Data::Queue::Shared::Int               5.7M/s    6.2x
-      Data::Queue::Shared::Int32             4.9M/s    5.4x
-      Data::Queue::Shared::Int16             4.5M/s    4.9x
-      MCE::Queue                             922K/s    1.0x
-      Thread::Queue                          438K/s    0.5x
-      IPC::Msg (SysV)                        217K/s    0.2x
+      Shared::Int32 keyword q_int32_*       21.5M/s   18.4x
+      Shared::Int16 keyword q_int16_*       21.4M/s   18.3x
+      Shared::Int keyword q_int_*           19.7M/s   16.8x
+      Data::Queue::Shared::Int32             8.4M/s    7.2x
+      Data::Queue::Shared::Int16             8.1M/s    7.0x
+      Data::Queue::Shared::Int               8.1M/s    6.9x
+      MCE::Queue                             1.2M/s    1.0x
+      Thread::Queue                          678K/s    0.6x
+      IPC::Msg (SysV)                        536K/s    0.5x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     SINGLE-PROCESS STRING PUSH+POP (~50B, interleaved)
-      Shared::Str keyword q_str_*            8.5M/s   11.6x
-      Data::Queue::Shared::Str               3.8M/s    5.1x
-      MCE::Queue                             739K/s    1.0x
-      Thread::Queue                          407K/s    0.6x
-      IPC::Msg (SysV)                        216K/s    0.3x
+      Shared::Str keyword q_str_*           13.0M/s   11.5x
+      Data::Queue::Shared::Str               6.9M/s    6.1x
+      MCE::Queue                             1.1M/s    1.0x
+      Thread::Queue                          659K/s    0.6x
+      IPC::Msg (SysV)                        533K/s    0.5x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     BATCH PUSH+POP (100 per batch, integers)
-      Shared::Int16 push_multi+pop_multi    24.7M/s   11.5x
-      Shared::Int push_multi+pop_multi      23.4M/s   10.9x
-      MCE::Queue                             2.1M/s    1.0x
-      Thread::Queue                          1.1M/s    0.5x
+      Shared::Int push_multi+pop_multi      22.1M/s    6.5x
+      Shared::Int16 push_multi+pop_multi    21.5M/s    6.3x
+      MCE::Queue                             3.4M/s    1.0x
+      Thread::Queue                          1.8M/s    0.5x
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Msg (SysV)                    skipped: no batch API
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     CROSS-PROCESS (1 producer + 1 consumer, integers)
-      Shared::Int (batches of 100)          13.2M/s  178.3x
-      Shared::Int                            2.4M/s   32.7x
-      MCE::Queue (batches of 100)            992K/s   13.4x
-      IPC::Msg (SysV)                        286K/s    3.9x
-      MCE::Queue                              74K/s    1.0x
-      Thread::Queue (2 threads)               51K/s    0.7x
+      Shared::Int (batches of 100)          21.5M/s  149.3x
+      Shared::Int                            3.9M/s   27.0x
+      MCE::Queue (batches of 100)            2.1M/s   14.4x
+      IPC::Msg (SysV)                        620K/s    4.3x
+      MCE::Queue                             144K/s    1.0x
+      Thread::Queue (2 threads)               75K/s    0.5x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     CROSS-PROCESS (1 producer + 1 consumer, ~50B strings)
-      Shared::Str                            1.8M/s   24.7x
-      IPC::Msg (SysV)                        257K/s    3.5x
-      MCE::Queue                              73K/s    1.0x
-      Thread::Queue (2 threads)               54K/s    0.7x
+      Shared::Str                            1.4M/s   12.4x
+      IPC::Msg (SysV)                        450K/s    4.1x
+      MCE::Queue                             111K/s    1.0x
+      Thread::Queue (2 threads)               71K/s    0.6x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
@@ -1893,20 +1894,25 @@ And the engine alone: C<cargo bench --bench ring> on the same machine,
 the median of six runs, in nanoseconds per push+pop pair (per batch of
 100 pushes and 100 pops for C<batch100>):
 
-    pair/Int                                  12.3
-    pair/Int32                                 8.1
-    pair/Int16                                 8.9
-    pair/crossbeam ArrayQueue<i64>             7.9
-    batch100/Int push_multi+pop_multi         1120
-    batch100/Int16 push_slice+pop_multi        823
-    str_pair/Str 8B                           26.6
-    str_pair/Str 50B                          29.2
-    str_pair/Str 1024B                        65.8
-    str_pair/crossbeam ArrayQueue<Vec<u8>>    28.1   (50 bytes)
+    pair/Int                                  28.3
+    pair/Int32                                24.1
+    pair/Int16                                24.2
+    pair/crossbeam ArrayQueue<i64>            19.2
+    batch100/Int push_multi+pop_multi         2558
+    batch100/Int16 push_slice+pop_multi       2113
+    str_pair/Str 8B                           35.2
+    str_pair/Str 50B                          41.1
+    str_pair/Str 1024B                        58.3
+    str_pair/crossbeam ArrayQueue<Vec<u8>>    29.8   (50 bytes)
 
-These runs fell in a busy stretch of the machine's day; in quieter
-minutes the pairs run up to a third faster (the 50-byte string pair in
-about 22 ns).
+This machine's CPU runs at 2 GHz, and in these runs two locked
+instructions alone (the compare-and-swap that takes the Str lock, once in
+the push and once in the pop) took about 24 ns per pair. On the AMD host
+of earlier sessions, in quiet minutes, the integer pair ran in about
+11.5 ns and the 50-byte string pair in about 22 ns, and that was with the
+locked unlock which this version replaced by a plain store (interleaved
+runs here: 51.1 ns per 50-byte pair with the old unlock, 41.1 ns with the
+new one).
 
 =head1 SEE ALSO
 
