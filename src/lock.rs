@@ -19,7 +19,7 @@
 //! is held; it stays counted until it has the lock or gives up. Unlocking
 //! stores 0 and calls `FUTEX_WAKE` only when the count is not zero, so an
 //! uncontended lock/unlock pair makes no system call, and its unlock is a
-//! plain store: one locked instruction per pair, not two.
+//! plain store: one locked instruction per lock and unlock, not two.
 //!
 //! # An unlock without a locked instruction
 //!
