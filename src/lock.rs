@@ -121,6 +121,9 @@ use std::sync::Once;
 
 use crate::futex::{self, Deadline, WaitResult};
 use crate::sync::{spin_hint, AtomicU32, AtomicU64, Ordering};
+// The same bound as the queue waiters' reset: wakes in a row that found
+// nobody asleep before the sleeper count is forgotten.
+use crate::wait::RESET_AFTER;
 
 /// The owner-pid bits of the lock word (its high bit is never set).
 pub(crate) const PID_MASK: u32 = 0x7FFF_FFFF;
@@ -158,10 +161,6 @@ const TALLY_SHIFT: u32 = 16;
 const TALLY_ONE: u32 = 1 << TALLY_SHIFT;
 const TALLY_MASK: u32 = 0xFF << TALLY_SHIFT;
 const EPOCH_SHIFT: u32 = 24;
-
-/// Wakes in a row that found nobody asleep before the sleeper count is
-/// forgotten (see the module docs).
-pub const RESET_AFTER: u32 = 64;
 
 /// The number of lockers counted in a sleepers word.
 #[inline]
@@ -388,7 +387,7 @@ impl<'a> Sleeper<'a> {
                 Err(now) => cur = now,
             }
         };
-        self.fenced = barrier::heavy() && self.epoch.is_some();
+        self.fenced = self.epoch.is_some() && barrier::heavy();
     }
 
     /// Before a sleep: count this locker again if a reset forgot it (or it
@@ -404,17 +403,15 @@ impl<'a> Sleeper<'a> {
         self.epoch.is_some()
     }
 
-    /// The end of the next sleep: `d`, or sooner when a wake-up may be
-    /// missed (uncounted, unfenced) or forgotten (by a reset, which wakes
-    /// only those asleep). Not under loom, where a lost wake-up must block.
+    /// The end of the next sleep: `d` (which callers cap at [`POLL_NS`]
+    /// from now, as a reset wakes only those asleep), or sooner when a
+    /// wake-up may be missed (uncounted, or unfenced).
     fn until(&self, d: Deadline) -> Deadline {
-        #[cfg(not(loom))]
-        {
-            let cap = if self.fenced { POLL_NS } else { FALLBACK_NS };
-            Deadline::after_secs(cap as f64 / 1e9).earliest(d)
+        if self.fenced {
+            d
+        } else {
+            Deadline::after_secs(FALLBACK_NS as f64 / 1e9).earliest(d)
         }
-        #[cfg(loom)]
-        d
     }
 }
 
@@ -618,15 +615,7 @@ impl<'a> LockGuard<'a> {
     #[inline]
     pub fn acquire_as(lock: &'a Lock, pid: u32) -> (Self, bool) {
         let me = (pid & PID_MASK).max(1);
-        // SYNC POINT: the SeqCst CAS that takes the lock acquires what the
-        // previous holder released with its unlocking store (the protected
-        // header fields, slots and arena bytes). Being SeqCst it also sits
-        // in the single total order with the waiters' SeqCst announcement
-        // (see wait.rs and strq.rs).
-        let contended = lock
-            .word
-            .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
-            .is_err();
+        let contended = !try_take(&lock.word, me);
         if contended {
             lock_slow(lock, me);
         }
@@ -676,10 +665,9 @@ impl<'a> LockGuard<'a> {
         if my_tag == 0 {
             return None;
         }
-        // SYNC POINT: as in acquire_as.
-        lock.word
-            .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
-            .ok()?;
+        if !try_take(&lock.word, me) {
+            return None;
+        }
         // Relaxed: as in acquire_robust_as.
         tag.store(my_tag, Ordering::Relaxed);
         Some(LockGuard { lock })
@@ -717,12 +705,7 @@ impl<'a> LockGuard<'a> {
         interruptible: bool,
     ) -> Result<(Self, Acquired), LockFail> {
         let me = (pid & PID_MASK).max(1);
-        // SYNC POINT: as in acquire_as.
-        let got = if lock
-            .word
-            .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
-            .is_ok()
-        {
+        let got = if try_take(&lock.word, me) {
             Acquired::default()
         } else {
             lock_slow_robust(lock, tag, me, &deadline(), interruptible)?
@@ -732,6 +715,18 @@ impl<'a> LockGuard<'a> {
         tag.store(my_tag, Ordering::Relaxed);
         Ok((LockGuard { lock }, got))
     }
+}
+
+/// Take the lock in `word` as `me` if it is free: one CAS.
+#[inline(always)]
+fn try_take(word: &AtomicU32, me: u32) -> bool {
+    // SYNC POINT: the SeqCst CAS that takes the lock acquires what the
+    // previous holder released with its unlocking store (the protected
+    // header fields, slots and arena bytes). Being SeqCst it also sits in
+    // the single total order with the waiters' SeqCst announcement (see
+    // wait.rs and strq.rs).
+    word.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
+        .is_ok()
 }
 
 /// Free `lock`; whether a sleeper must be woken.
@@ -856,8 +851,7 @@ fn lock_slow_robust(
     let last_look = |got: &mut Acquired, watch: &Watch| {
         let cur = word.load(Ordering::Relaxed);
         if cur == 0 {
-            word.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
-                .is_ok()
+            try_take(word, me)
         } else if take_over(word, tag, cur, me, watch) {
             got.recovered = true;
             true
@@ -868,10 +862,7 @@ fn lock_slow_robust(
     loop {
         let cur = word.load(Ordering::Relaxed);
         if cur == 0 {
-            if word
-                .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
-                .is_ok()
-            {
+            if try_take(word, me) {
                 return Ok(got);
             }
             continue;
@@ -929,11 +920,7 @@ fn lock_slow_robust(
 fn spin(word: &AtomicU32, me: u32) -> bool {
     for _ in 0..SPIN {
         spin_hint();
-        if word.load(Ordering::Relaxed) == 0
-            && word
-                .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
-                .is_ok()
-        {
+        if word.load(Ordering::Relaxed) == 0 && try_take(word, me) {
             return true;
         }
     }
@@ -951,10 +938,7 @@ fn lock_slow(lock: &Lock, me: u32) {
     loop {
         let cur = word.load(Ordering::Relaxed);
         if cur == 0 {
-            if word
-                .compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
-                .is_ok()
-            {
+            if try_take(word, me) {
                 return;
             }
             continue;
@@ -962,10 +946,17 @@ fn lock_slow(lock: &Lock, me: u32) {
         if sleeper.recount() {
             continue;
         }
-        // Sleep while the word still reads `cur`. EINTR and spurious
-        // wake-ups just look again: the holder's critical section is short
-        // and contains no blocking call.
-        futex::wait(word, cur, &sleeper.until(Deadline::FOREVER));
+        // Sleep while the word still reads `cur`, at most a poll interval
+        // (a reset may have forgotten this sleeper; under loom, where a
+        // lost wake-up must block for ever, without end). EINTR and
+        // spurious wake-ups just look again: the holder's critical section
+        // is short and contains no blocking call.
+        let nap = if cfg!(loom) {
+            Deadline::FOREVER
+        } else {
+            Deadline::after_secs(POLL_SECS)
+        };
+        futex::wait(word, cur, &sleeper.until(nap));
     }
 }
 

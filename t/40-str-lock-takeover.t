@@ -43,18 +43,10 @@ sub state_of {
     return $s =~ /\)\s+(\S)/ ? $1 : '';
 }
 
-sub u32_at {
-    my ($path, $off) = @_;
-    open my $fh, '<:raw', $path or die "$path: $!";
-    sysseek($fh, $off, 0);
-    sysread($fh, my $buf, 4) == 4 or die "short read";
-    return unpack('V', $buf);
-}
-
-sub lock_word_owner { u32_at($_[0], 208) & 0x7fff_ffff }
+sub lock_word_owner { header_u32($_[0], 208) & 0x7fff_ffff }
 
 # Lockers counted to sleep on the lock (the low 16 bits of lock_sleepers).
-sub lock_sleepers { u32_at($_[0], 212) & 0xffff }
+sub lock_sleepers { header_u32($_[0], 212) & 0xffff }
 
 for my $reaped (1, 0) {
     subtest 'holder killed with the lock held, ' . ($reaped ? 'reaped' : 'a zombie') => sub {

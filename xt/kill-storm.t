@@ -376,10 +376,7 @@ sub storm {
         # counts go after 64 wakes in a row find nobody, so after as many
         # pushes and pops the count is 0 (lock_sleepers, offset 212).
         for (1 .. 70) { $q->push('x'); $q->pop }
-        open my $fh, '<:raw', $path or die "$path: $!";
-        sysseek($fh, 212, 0);
-        sysread($fh, my $buf, 4) == 4 or die "short read";
-        my $w = unpack 'V', $buf;
+        my $w = header_u32($path, 212);
         diag(sprintf '%s: lock_sleepers epoch %d', $name, $w >> 24);
         is($w & 0xffff, 0, "$name: no sleeper left counted on the lock");
     }

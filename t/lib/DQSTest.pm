@@ -27,7 +27,7 @@ use Time::HiRes ();
 our @EXPORT = qw(
     @INT_CLASSES HEADER_SIZE slot_size mmap_size_for
     tmpdir spawn track reap reap_ok kill_children
-    watchdog now between_ok wait_for
+    watchdog now between_ok wait_for header_u32
     NAN INF
 );
 
@@ -226,6 +226,16 @@ sub wait_for {
         return $v if $v || now() >= $end;
         Time::HiRes::sleep(0.005);
     }
+}
+
+# The little-endian u32 at byte $off of the queue file $path, read from the
+# file itself (tests that look at header words, such as the Str lock's).
+sub header_u32 {
+    my ($path, $off) = @_;
+    open my $fh, '<:raw', $path or die "$path: $!";
+    sysseek($fh, $off, 0) or die "$path: seek: $!";
+    sysread($fh, my $buf, 4) == 4 or die "$path: short read at $off";
+    return unpack('V', $buf);
 }
 
 END {
