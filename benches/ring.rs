@@ -6,8 +6,17 @@
 //! pair in `pair`, `str_pair`; a batch of 100 items pushed and popped in
 //! `batch100` (divide by 100 for the cost per item, or read the
 //! elements/second line).
+//!
+//! `floor` measures what the machine charges for the locked instructions
+//! a pair cannot do without, with no queue around them: one
+//! compare-and-swap per side, as every MPMC push+pop makes (crossbeam's
+//! too), and for Int64 slots a 16-byte CAS on the push side. The cost of
+//! a locked instruction differs between hosts by more than the queues
+//! differ between versions (10 ns each on one of our development hosts,
+//! 5 on another), so read the pairs against this row of the same run.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -120,6 +129,61 @@ fn str_pair(c: &mut Criterion) {
     g.finish();
 }
 
+/// The floor of a push+pop pair on this machine: the locked instructions
+/// alone, on one cache line as a pair's are, each depending on the last.
+fn floor(c: &mut Criterion) {
+    let mut g = c.benchmark_group("floor");
+    // The expected values come from a counter kept in a register, so
+    // that nothing but the two instructions is timed.
+    let w = AtomicU64::new(0);
+    let mut x = 0u64;
+    g.bench_function("2 CAS (any MPMC pair)", |b| {
+        b.iter(|| {
+            let _ = w.compare_exchange(x, x + 1, Ordering::SeqCst, Ordering::Relaxed);
+            let _ = w.compare_exchange(x + 1, x + 2, Ordering::SeqCst, Ordering::Relaxed);
+            x += 2;
+        })
+    });
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[repr(C, align(16))]
+        struct Pair(AtomicU64, AtomicU64);
+        let p = Pair(AtomicU64::new(0), AtomicU64::new(0));
+        g.bench_function("CMPXCHG16B + CAS (Int64 pair)", |b| {
+            b.iter(|| {
+                let x = p.0.load(Ordering::Relaxed);
+                cas16(&p.0, x, x + 1);
+                let _ =
+                    p.0.compare_exchange(x + 1, x + 2, Ordering::SeqCst, Ordering::Relaxed);
+            })
+        });
+    }
+    g.finish();
+}
+
+/// `lock cmpxchg16b` of the 16 bytes at `lo` (the queue's own is private),
+/// from `(seq, 0)` to `(next, 0)`, as a push publishes (the value half
+/// does not change the instruction's cost).
+#[cfg(target_arch = "x86_64")]
+fn cas16(lo: &AtomicU64, seq: u64, next: u64) {
+    // SAFETY: `lo` is the first word of a 16-byte aligned pair of
+    // atomics that live as long as the call; rbx is saved around the
+    // instruction as LLVM may not give it out as an operand.
+    unsafe {
+        std::arch::asm!(
+            "xchg {t}, rbx",
+            "lock cmpxchg16b xmmword ptr [rdi]",
+            "mov rbx, {t}",
+            t = inout(reg) next => _,
+            in("rdi") lo.as_ptr(),
+            inout("rax") seq => _,
+            inout("rdx") 0u64 => _,
+            in("rcx") 0u64,
+            options(nostack),
+        );
+    }
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_millis(500))
@@ -130,6 +194,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = pair, batch, str_pair
+    targets = floor, pair, batch, str_pair
 }
 criterion_main!(benches);

@@ -11,20 +11,28 @@
 //! count of one push+pop pair, without the start-up.
 //!
 //! Modes: `str LEN N [BACKLOG]` (Str push+pop pairs of LEN bytes, with
-//! BACKLOG items queued throughout, default none), `int N` (Int
-//! push+pop pairs), `strwait LEN N` (Str push_wait+pop_wait pairs, which
+//! BACKLOG items queued throughout, default none), `int N [BITS]` (Int
+//! push+pop pairs; BITS 64, 32 or 16 for Int, Int32, Int16; default 64), `strwait LEN N` (Str push_wait+pop_wait pairs, which
 //! never wait here), `strempty N` (Str pops of an empty queue, as a
 //! consumer that polls makes them), `strmulti LEN N` (Str push_multi of
 //! 100 + pop_multi).
 
 use std::hint::black_box;
 
-use data_queue_shared::{IntQueue, StrQueue};
+use data_queue_shared::{Element, IntQueue, StrQueue};
 
 fn arg(a: &[String], i: usize, what: &str) -> usize {
     a.get(i)
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("argument {i} ({what}) missing or not a number"))
+}
+
+fn int_pairs<T: Element>(n: usize) {
+    let q = IntQueue::<T>::anonymous(1024).unwrap();
+    for i in 0..n {
+        q.push(black_box(T::from_i64(i as i64)));
+        black_box(q.pop());
+    }
 }
 
 fn main() {
@@ -80,12 +88,13 @@ fn main() {
         }
         Some("int") => {
             let n = arg(&a, 2, "N");
-            let q = IntQueue::<i64>::anonymous(1024).unwrap();
-            for i in 0..n {
-                q.push(black_box(i as i64));
-                black_box(q.pop());
+            match a.get(3).map_or(64, |_| arg(&a, 3, "BITS")) {
+                64 => int_pairs::<i64>(n),
+                32 => int_pairs::<i32>(n),
+                16 => int_pairs::<i16>(n),
+                b => panic!("BITS is 64, 32 or 16, not {b}"),
             }
         }
-        _ => panic!("usage: str_pair str LEN N [BACKLOG] | strwait LEN N | strempty N | strmulti LEN N | int N"),
+        _ => panic!("usage: str_pair str LEN N [BACKLOG] | strwait LEN N | strempty N | strmulti LEN N | int N [BITS]"),
     }
 }

@@ -1818,7 +1818,9 @@ C<cargo bench> runs F<benches/ring.rs> (single-process: a push+pop pair
 per variant, batches of 100, Str push+pop pairs of 8, 50 and 1024 bytes,
 with crossbeam's C<ArrayQueue> as the in-process reference: of C<i64> for
 the integer pairs, of C<< Vec<u8> >> (a heap copy per push) for the string
-pair) and
+pair; and the group C<floor>, the locked instructions that a pair cannot
+do without, timed alone: two compare-and-swaps, as in every MPMC push+pop,
+and a 16-byte one plus an 8-byte one, as in an Int push+pop) and
 F<benches/cross_process.rs> (forked producers and consumers: SPSC and two
 producers with two consumers, integers and 50-byte strings). Criterion
 prints a time per iteration for each; it keeps its data under
@@ -1837,82 +1839,94 @@ to minute, so compare ratios, not rates), pasted as printed:
     Rates are items per second; the last column is the ratio to MCE::Queue
 
     SINGLE-PROCESS INTEGER PUSH+POP (interleaved)
-      Shared::Int32 keyword q_int32_*       21.5M/s   18.4x
-      Shared::Int16 keyword q_int16_*       21.4M/s   18.3x
-      Shared::Int keyword q_int_*           19.7M/s   16.8x
-      Data::Queue::Shared::Int32             8.4M/s    7.2x
-      Data::Queue::Shared::Int16             8.1M/s    7.0x
-      Data::Queue::Shared::Int               8.1M/s    6.9x
-      MCE::Queue                             1.2M/s    1.0x
-      Thread::Queue                          678K/s    0.6x
-      IPC::Msg (SysV)                        536K/s    0.5x
+      Shared::Int16 keyword q_int16_*       13.1M/s   21.8x
+      Shared::Int32 keyword q_int32_*       12.1M/s   20.1x
+      Shared::Int keyword q_int_*           11.8M/s   19.7x
+      Data::Queue::Shared::Int16             4.6M/s    7.7x
+      Data::Queue::Shared::Int32             4.6M/s    7.6x
+      Data::Queue::Shared::Int               4.5M/s    7.4x
+      MCE::Queue                             601K/s    1.0x
+      Thread::Queue                          350K/s    0.6x
+      IPC::Msg (SysV)                        291K/s    0.5x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     SINGLE-PROCESS STRING PUSH+POP (~50B, interleaved)
-      Shared::Str keyword q_str_*           13.0M/s   11.5x
-      Data::Queue::Shared::Str               6.9M/s    6.1x
-      MCE::Queue                             1.1M/s    1.0x
-      Thread::Queue                          659K/s    0.6x
-      IPC::Msg (SysV)                        533K/s    0.5x
+      Shared::Str keyword q_str_*            7.9M/s   14.6x
+      Data::Queue::Shared::Str               3.4M/s    6.2x
+      MCE::Queue                             543K/s    1.0x
+      Thread::Queue                          340K/s    0.6x
+      IPC::Msg (SysV)                        273K/s    0.5x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     BATCH PUSH+POP (100 per batch, integers)
-      Shared::Int push_multi+pop_multi      22.1M/s    6.5x
-      Shared::Int16 push_multi+pop_multi    21.5M/s    6.3x
-      MCE::Queue                             3.4M/s    1.0x
-      Thread::Queue                          1.8M/s    0.5x
+      Shared::Int16 push_multi+pop_multi    13.0M/s    8.3x
+      Shared::Int push_multi+pop_multi      12.3M/s    7.9x
+      MCE::Queue                             1.6M/s    1.0x
+      Thread::Queue                          898K/s    0.6x
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Msg (SysV)                    skipped: no batch API
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     CROSS-PROCESS (1 producer + 1 consumer, integers)
-      Shared::Int (batches of 100)          21.5M/s  149.3x
-      Shared::Int                            3.9M/s   27.0x
-      MCE::Queue (batches of 100)            2.1M/s   14.4x
-      IPC::Msg (SysV)                        620K/s    4.3x
-      MCE::Queue                             144K/s    1.0x
-      Thread::Queue (2 threads)               75K/s    0.5x
+      Shared::Int (batches of 100)           8.7M/s  122.6x
+      Shared::Int                            1.9M/s   27.4x
+      MCE::Queue (batches of 100)            952K/s   13.4x
+      IPC::Msg (SysV)                        361K/s    5.1x
+      MCE::Queue                              71K/s    1.0x
+      Thread::Queue (2 threads)               47K/s    0.7x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
     CROSS-PROCESS (1 producer + 1 consumer, ~50B strings)
-      Shared::Str                            1.4M/s   12.4x
-      IPC::Msg (SysV)                        450K/s    4.1x
-      MCE::Queue                             111K/s    1.0x
-      Thread::Queue (2 threads)               71K/s    0.6x
+      Shared::Str                            1.0M/s   17.7x
+      IPC::Msg (SysV)                        220K/s    3.8x
+      MCE::Queue                              58K/s    1.0x
+      Thread::Queue (2 threads)               47K/s    0.8x
       POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
       Forks::Queue (Shmem)               skipped: Forks::Queue not installed
       IPC::Transit                       skipped: IPC::Transit not installed
 
 And the engine alone: C<cargo bench --bench ring> on the same machine,
-the median of six runs, in nanoseconds per push+pop pair (per batch of
-100 pushes and 100 pops for C<batch100>):
+six runs one after the other, in nanoseconds per push+pop pair (per batch
+of 100 pushes and 100 pops for C<batch100>): the median of the six, and
+the median of the six ratios to the C<floor> row of the same run.
 
-    pair/Int                                  28.3
-    pair/Int32                                24.1
-    pair/Int16                                24.2
-    pair/crossbeam ArrayQueue<i64>            19.2
-    batch100/Int push_multi+pop_multi         2558
-    batch100/Int16 push_slice+pop_multi       2113
-    str_pair/Str 8B                           35.2
-    str_pair/Str 50B                          41.1
-    str_pair/Str 1024B                        58.3
-    str_pair/crossbeam ArrayQueue<Vec<u8>>    29.8   (50 bytes)
+                                              ns    floor ratio
+    floor/2 CAS (any MPMC pair)             20.3    1
+    floor/CMPXCHG16B + CAS (Int64 pair)     32.3    1
+    pair/Int                                35.6    1.09 (of the Int64 floor)
+    pair/Int32                              30.3    1.47
+    pair/Int16                              28.5    1.32
+    pair/crossbeam ArrayQueue<i64>          21.6    1.04
+    batch100/Int push_multi+pop_multi       2912
+    batch100/Int 100x push, 100x pop        2876
+    batch100/Int16 push_slice+pop_multi     2472
+    batch100/crossbeam 100x push, 100x pop  3944
+    str_pair/Str 8B                         43.4    2.08
+    str_pair/Str 50B                        43.5    2.19
+    str_pair/Str 1024B                      71.3
+    str_pair/crossbeam ArrayQueue<Vec<u8>>  39.3    1.85   (50 bytes)
 
-This machine's CPU runs at 2 GHz, and in these runs two locked
-instructions alone (the compare-and-swap that takes the Str lock, once in
-the push and once in the pop) took about 24 ns per pair. On the AMD host
-of earlier sessions, in quiet minutes, the integer pair ran in about
-11.5 ns and the 50-byte string pair in about 22 ns, and that was with the
-locked unlock which this version replaced by a plain store (interleaved
-runs here: 51.1 ns per 50-byte pair with the old unlock, 41.1 ns with the
-new one).
+What the machine allows: this host's CPU runs at 2 GHz, and a locked
+instruction costs it about 10 ns (a 16-byte C<CMPXCHG16B> about 20). Any
+MPMC push+pop makes at least two, so no bounded MPMC queue of integers
+does a pair in less than the C<floor> row here; crossbeam's comes within
+a few percent of it. The Int pair is the 16-byte publish and the 8-byte
+take of its slot (L</CRASH SAFETY> says
+why the slot, not a counter, is claimed) plus 9% of other work. A
+batch costs what its items cost one by one: each slot is still published
+with its own locked instruction, for the same reason. The Str pair is its
+two lock compare-and-swaps (16 ns of its 44 in an interleaved experiment
+that replaced them with plain stores, single-threaded) and 28 ns of
+copying and state keeping. On the AMD host of earlier sessions, where a
+locked instruction was cheaper, the integer pair ran in about 11.5 ns in
+quiet minutes, and the 50-byte string pair in about 22 ns.
 
 =head1 SEE ALSO
 
