@@ -149,12 +149,13 @@ fn floor(c: &mut Criterion) {
         #[repr(C, align(16))]
         struct Pair(AtomicU64, AtomicU64);
         let p = Pair(AtomicU64::new(0), AtomicU64::new(0));
+        let mut x = 0u64;
         g.bench_function("CMPXCHG16B + CAS (Int64 pair)", |b| {
             b.iter(|| {
-                let x = p.0.load(Ordering::Relaxed);
                 cas16(&p.0, x, x + 1);
                 let _ =
                     p.0.compare_exchange(x + 1, x + 2, Ordering::SeqCst, Ordering::Relaxed);
+                x += 2;
             })
         });
     }

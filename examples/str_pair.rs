@@ -12,8 +12,8 @@
 //!
 //! Modes: `str LEN N [BACKLOG]` (Str push+pop pairs of LEN bytes, with
 //! BACKLOG items queued throughout, default none), `int N [BITS]` (Int
-//! push+pop pairs; BITS 64, 32 or 16 for Int, Int32, Int16; default 64), `strwait LEN N` (Str push_wait+pop_wait pairs, which
-//! never wait here), `strempty N` (Str pops of an empty queue, as a
+//! push+pop pairs; BITS 64, 32 or 16 for Int, Int32, Int16; default 64),
+//! `strwait LEN N` (Str push_wait+pop_wait pairs, which never wait here), `strempty N` (Str pops of an empty queue, as a
 //! consumer that polls makes them), `strmulti LEN N` (Str push_multi of
 //! 100 + pop_multi).
 

@@ -1898,35 +1898,39 @@ of 100 pushes and 100 pops for C<batch100>): the median of the six, and
 the median of the six ratios to the C<floor> row of the same run.
 
                                               ns    floor ratio
-    floor/2 CAS (any MPMC pair)             20.3    1
-    floor/CMPXCHG16B + CAS (Int64 pair)     32.3    1
-    pair/Int                                35.6    1.09 (of the Int64 floor)
-    pair/Int32                              30.3    1.47
-    pair/Int16                              28.5    1.32
-    pair/crossbeam ArrayQueue<i64>          21.6    1.04
-    batch100/Int push_multi+pop_multi       2912
-    batch100/Int 100x push, 100x pop        2876
-    batch100/Int16 push_slice+pop_multi     2472
-    batch100/crossbeam 100x push, 100x pop  3944
-    str_pair/Str 8B                         43.4    2.08
-    str_pair/Str 50B                        43.5    2.19
-    str_pair/Str 1024B                      71.3
-    str_pair/crossbeam ArrayQueue<Vec<u8>>  39.3    1.85   (50 bytes)
+    floor/2 CAS (any MPMC pair)             19.9    1
+    floor/CMPXCHG16B + CAS (Int64 pair)     25.8    1
+    pair/Int                                32.2    1.24 (of the Int64 floor)
+    pair/Int32                              29.2    1.48
+    pair/Int16                              28.4    1.48
+    pair/crossbeam ArrayQueue<i64>          22.5    1.16
+    batch100/Int push_multi+pop_multi       2816
+    batch100/Int 100x push, 100x pop        2548
+    batch100/Int16 push_slice+pop_multi     2402
+    batch100/crossbeam 100x push, 100x pop  3841
+    str_pair/Str 8B                         41.7    2.14
+    str_pair/Str 50B                        40.2    2.09
+    str_pair/Str 1024B                      62.6
+    str_pair/crossbeam ArrayQueue<Vec<u8>>  36.6    1.86   (50 bytes)
 
 What the machine allows: this host's CPU runs at 2 GHz, and a locked
-instruction costs it about 10 ns (a 16-byte C<CMPXCHG16B> about 20). Any
-MPMC push+pop makes at least two, so no bounded MPMC queue of integers
-does a pair in less than the C<floor> row here; crossbeam's comes within
-a few percent of it. The Int pair is the 16-byte publish and the 8-byte
-take of its slot (L</CRASH SAFETY> says
-why the slot, not a counter, is claimed) plus 9% of other work. A
-batch costs what its items cost one by one: each slot is still published
-with its own locked instruction, for the same reason. The Str pair is its
-two lock compare-and-swaps (16 ns of its 44 in an interleaved experiment
-that replaced them with plain stores, single-threaded) and 28 ns of
-copying and state keeping. On the AMD host of earlier sessions, where a
-locked instruction was cheaper, the integer pair ran in about 11.5 ns in
-quiet minutes, and the 50-byte string pair in about 22 ns.
+instruction costs it about 10 ns (a 16-byte C<CMPXCHG16B> about 16 more
+in this sequence). Any MPMC push+pop makes at least two, so no bounded
+MPMC queue of integers does a pair in less than the C<floor> row here;
+crossbeam's comes within a sixth of it. The Int pair is the 16-byte
+publish and the 8-byte take of its slot (L</CRASH SAFETY> says why the
+slot, not a counter, is claimed) plus a quarter more of other work. A
+batch saves calls, not locked instructions: each slot is still published
+with its own, for the same reason, and the reservation adds one more and
+a look at the run's slots, so in Rust, where a call costs nothing, 100
+single pushes and pops are a little faster than a batch (from Perl, where
+each call costs far more, a batch moves items about 2.7 times as fast as
+method calls; see the table above). The Str pair is its two lock compare-and-swaps (16 ns of its 44
+in an interleaved experiment that replaced them with plain stores,
+single-threaded) and 28 ns of copying and state keeping. On the AMD host
+of earlier sessions, where a locked instruction was cheaper, the integer
+pair ran in about 11.5 ns in quiet minutes, and the 50-byte string pair in
+about 22 ns.
 
 =head1 SEE ALSO
 
