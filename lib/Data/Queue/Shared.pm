@@ -1914,18 +1914,19 @@ the median of the six ratios to the C<floor> row of the same run.
     str_pair/crossbeam ArrayQueue<Vec<u8>>  36.6    1.86   (50 bytes)
 
 What the machine allows: this host's CPU runs at 2 GHz, and a locked
-instruction costs it about 10 ns (a 16-byte C<CMPXCHG16B> about 16 more
-in this sequence). Any MPMC push+pop makes at least two, so no bounded
-MPMC queue of integers does a pair in less than the C<floor> row here;
-crossbeam's comes within a sixth of it. The Int pair is the 16-byte
-publish and the 8-byte take of its slot (L</CRASH SAFETY> says why the
-slot, not a counter, is claimed) plus a quarter more of other work. A
-batch saves calls, not locked instructions: each slot is still published
-with its own, for the same reason, and the reservation adds one more and
-a look at the run's slots, so in Rust, where a call costs nothing, 100
-single pushes and pops are a little faster than a batch (from Perl, where
-each call costs far more, a batch moves items about 2.7 times as fast as
-method calls; see the table above). The Str pair is its two lock compare-and-swaps (16 ns of its 44
+instruction costs it about 10 ns; a 16-byte C<CMPXCHG16B> in place of an
+8-byte one adds about 6 ns to a pair. Any MPMC push+pop makes at least
+two locked instructions, so no bounded MPMC queue of integers does a pair
+in less than the C<floor> row here; crossbeam's comes within a sixth of
+it. The Int pair is the 16-byte publish and the 8-byte take of its slot
+(L</CRASH SAFETY> says why the slot, not a counter, is claimed) plus a
+quarter more of other work. A batch saves calls, not locked
+instructions: each slot is still published with its own, for the same
+reason, and the reservation adds one more and a look at the run's slots,
+so in Rust, where a call costs nothing, 100 single pushes and pops are a
+little faster than a batch (from Perl, where each call costs far more, a
+batch moves items about 2.7 times as fast as method calls; see the table
+above). The Str pair is its two lock compare-and-swaps (16 ns of its 44
 in an interleaved experiment that replaced them with plain stores,
 single-threaded) and 28 ns of copying and state keeping. On the AMD host
 of earlier sessions, where a locked instruction was cheaper, the integer
