@@ -48,15 +48,13 @@ my $rustc = $ENV{RUSTC} || 'rustc';
 my $dist = abs_path($ARGV[0]) // die "$0: $ARGV[0]: $!\n";
 -f "$dist/Cargo.lock" or die "$0: $dist/Cargo.lock is missing (run from make distdir)\n";
 
-# A release tree already carries vendor/ (the MANIFEST listed it and
-# manicopy copied it): nothing to do.
-if (-d 'vendor') {
-    print "vendor/ is part of this tree; copied with the MANIFEST\n";
+# Made from a release tree, whose MANIFEST lists vendor/: manicopy has
+# copied it already (make distdir starts from an empty DISTDIR).
+my $vendor = "$dist/vendor";
+if (-d $vendor) {
+    print "vendor/ came with the MANIFEST (a release tree); nothing to add\n";
     exit 0;
 }
-
-my $vendor = "$dist/vendor";
-remove_tree($vendor, "$dist/.cargo");
 
 # ---- 1. vendor all of Cargo.lock ----------------------------------------
 print "Vendoring the crates of Cargo.lock into $vendor\n";
