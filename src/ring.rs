@@ -736,7 +736,10 @@ impl<'a, T: Element> Ring<'a, T> {
     /// Compare and set slot sequences against this, never against `pos`.
     #[inline(always)]
     fn lap(&self, pos: u64) -> u64 {
-        pos & !self.mask
+        // As `pos & !mask`, but from the index the slot lookup computes
+        // anyway: no second mask to keep in a register (9 -> 5 more
+        // instructions per push+pop pair than format 4, callgrind).
+        pos.wrapping_sub(pos & self.mask)
     }
 
     #[inline(always)]
