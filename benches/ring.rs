@@ -159,6 +159,34 @@ fn floor(c: &mut Criterion) {
             })
         });
     }
+    // What issue 21's batch lever would cost, with no queue around it: one
+    // CAS reserves 100 positions and 100 Release stores of (value, seq)
+    // publish them; one CAS claims them and 100 loads and Release stores
+    // free them. Today's batches pay two locked instructions per item
+    // instead (see the batch100 group); this row is the bound a batch on
+    // counter reservations could approach (per 100 items).
+    let counters = [AtomicU64::new(0), AtomicU64::new(0)];
+    let slots: Vec<[AtomicU64; 2]> = (0..100)
+        .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])
+        .collect();
+    let mut at = 0u64;
+    g.bench_function("batch100 lever: 2 CAS + 200 stores", |b| {
+        b.iter(|| {
+            let _ = counters[0].compare_exchange(at, at + 100, Ordering::SeqCst, Ordering::Relaxed);
+            for (i, s) in slots.iter().enumerate() {
+                s[1].store(i as u64, Ordering::Relaxed);
+                s[0].store(at + i as u64 + 1, Ordering::Release);
+            }
+            let _ = counters[1].compare_exchange(at, at + 100, Ordering::SeqCst, Ordering::Relaxed);
+            let mut sum = 0u64;
+            for (i, s) in slots.iter().enumerate() {
+                sum = sum.wrapping_add(s[1].load(Ordering::Acquire));
+                s[0].store(at + i as u64 + 100, Ordering::Release);
+            }
+            at += 100;
+            black_box(sum)
+        })
+    });
     g.finish();
 }
 
