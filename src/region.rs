@@ -420,7 +420,8 @@ impl Region {
         }
     }
 
-    /// Write a fresh header; `init_body` sets up slots/arena; then commit
+    /// Write a fresh header; `init_body` sets the variant's own header
+    /// fields (the rest of a new mapping is zero already); then commit
     /// the magic number (Release) so attachers see a complete queue.
     fn initialise(&self, init_body: &dyn Fn(&Region)) {
         let g = self.geo;
@@ -631,7 +632,7 @@ impl Region {
 /// Test hook for the crash-safety tests: when the environment variable
 /// `DQS_TEST_KILL_POINT` names `point` (`create_after_reserve`: a new file
 /// is sized and reserved, nothing written; `create_before_magic`: header
-/// and body written, magic not yet committed), the process SIGKILLs
+/// written, magic not yet committed), the process SIGKILLs
 /// itself there, leaving what an interrupted create leaves.
 fn create_kill_point(point: &[u8]) {
     match std::env::var_os("DQS_TEST_KILL_POINT") {

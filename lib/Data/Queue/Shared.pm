@@ -1406,7 +1406,7 @@ push has published its item, before it moves C<tail>), C<int_pop_claimed>
 C<int_push_reserved> (a batch push has reserved its run and filled only
 the first position). When a file is created: C<create_after_reserve> (the
 new file is sized and its space reserved, nothing written yet) and
-C<create_before_magic> (header and slots written, all but the magic).
+C<create_before_magic> (the header written, all but the magic).
 
 A create that was interrupted is handled as follows. The header's magic
 number is written last, so a creator killed after sizing the file leaves a
@@ -1455,7 +1455,7 @@ bytes are zero padding.
     ------ ----  ---------------  -----------------------------------------
          0 u64   magic            "DQSHARE1" read as a little-endian u64
                                   (0x3145524148535144); 0 until initialised
-         8 u32   version          format version, 4 (see L</Versioning>)
+         8 u32   version          format version, 5 (see L</Versioning>)
         12 u32   variant          1 Int, 2 Int32, 3 Int16, 4 Str
         16 u64   capacity         slot count, a power of two, 2 .. 2**30
         24 u32   slot_size        16 (Int, Str) or 8 (Int32, Int16)
@@ -1507,8 +1507,9 @@ bytes are zero padding.
        248 u64   lock_owner       Str: holder tag, pid << 32 | start time
                                   (low 32 bits of /proc/<pid>/stat field 22)
 
-A creator fills in the whole file and stores C<magic> last (release
-ordering); an attacher loads it with acquire ordering. This module holds
+A creator sizes the file, whose new bytes are zero (the initial state of
+everything past the geometry, slots included), fills in the geometry
+fields and stores C<magic> last (release ordering); an attacher loads it with acquire ordering. This module holds
 an exclusive C<flock> on the file while it creates or checks it, so a
 process that takes the same C<flock> and still finds C<magic> 0 has found
 an interrupted create. An attacher checks every geometry field (magic,
@@ -1532,20 +1533,33 @@ The integer queues' slots:
 
     variant  size  layout
     -------  ----  -----------------------------------------
-    Int       16   u64 seq, i64 value
-    Int32      8   u32 seq, i32 value
-    Int16      8   u32 seq, i16 value, u16 padding
+    Int       16   u64 stored, i64 value
+    Int32      8   u32 stored, i32 value
+    Int16      8   u32 stored, i16 value, u16 padding
 
 Slot C<i> (counting from 0 at C<slots_off>) serves every position C<p> with
-C<p & (capacity - 1) == i>. The sequence numbers follow Dmitry Vyukov's
-bounded MPMC queue, but a position is claimed on its slot, never on a
-counter, so that no process can die owning a position it has not finished:
+C<p & (capacity - 1) == i>. The sequence numbers C<seq> below follow Dmitry
+Vyukov's bounded MPMC queue, but a position is claimed on its slot, never
+on a counter, so that no process can die owning a position it has not
+finished:
 
 =over 4
 
 =item *
 
-At creation slot C<i> has C<seq = i> and value 0.
+A slot does not hold C<seq> itself but C<stored = seq - i>, its sequence
+less its own index (wrapping, in the slot's width); every rule below that
+compares or writes C<seq> compares or writes C<stored> that way. For a
+position C<p> that is C<p & ~(capacity - 1)> (the position of slot 0 of
+C<p>'s lap) plus 0, 1 or C<capacity>.
+
+=item *
+
+At creation every slot is zero: slot C<i> has C<seq = i> (free for
+position C<i>) and value 0. Zeroed memory is therefore an empty queue, and
+a creator writes the header only: the slots of a new file, memfd or
+anonymous mapping are zero already and are not touched (not even faulted
+into memory) until the queue reaches them.
 
 =item *
 
@@ -1750,7 +1764,13 @@ the file and create it again. Zero padding and the C<spare> slot words gain
 meanings only together with a new version. The crate's documentation
 (C<cargo doc>) describes the same format, field by field.
 
-The current version is 4. It changed the Str lock: version 3 marked
+The current version is 5. It changed the integer slots: version 4 stored
+each slot's sequence as it is, and a creator wrote every slot; version 5
+stores the sequence less the slot's index (see L</Slots>), so that a new
+queue is all zero past its header and creating one writes the header
+only. The Str layout is unchanged, but Str files carry the new number too.
+
+Version 4 changed the Str lock: version 3 marked
 sleepers with bit 31 of the lock word, which made the unlock an atomic
 swap; version 4 counts them in C<lock_sleepers> (offset 212, where
 C<current> was), so the unlock is a store, and moves C<current> to offset
