@@ -2,7 +2,7 @@ package Data::Queue::Shared;
 use strict;
 use warnings;
 
-our $VERSION = '0.01';
+our $VERSION = '0.20';
 
 # 1 when the keyword API (q_int_push ...) was built in, else 0: set by the
 # XS when it loads.
