@@ -393,7 +393,9 @@ pub struct Stats {
     pub mmap_size: u64,
     /// Successful pushes.
     pub push_ok: u64,
-    /// Successful pops (items removed by `clear` are not pops).
+    /// Successful pops. Items an [`IntQueue::clear`] removes count as
+    /// pops (so `push_ok - pop_ok` is the size); those a
+    /// [`StrQueue::clear`] removes do not.
     pub pop_ok: u64,
     /// Pushes that found the queue full (and waits that timed out full).
     pub push_full: u64,

@@ -402,7 +402,8 @@ Bytes mapped: the 256-byte header plus the slots.
 =item push_ok, pop_ok
 
 Items pushed and popped since the queue was created, by all processes.
-Items removed by L</clear> are not counted as popped.
+In the integer queues the items L</clear> removes count as popped (as in
+the C implementation); in a Str queue they do not (see L</clear> there).
 
 =item push_full, pop_empty
 
@@ -426,7 +427,8 @@ Producers and consumers asleep in a C<*_wait> method right now.
 
 While other processes are busy the numbers are read one at a time and need
 not agree with each other. Once every process has finished, C<push_ok> and
-C<pop_ok> are exact: with nothing cleared, C<push_ok - pop_ok == size>.
+C<pop_ok> are exact: in an integer queue C<push_ok - pop_ok == size>, and
+in a Str queue too as long as nothing was cleared.
 
 =back
 
@@ -1521,8 +1523,9 @@ trusts those fields in the file again.
 For the integer queues C<head> and C<tail> are hints (see L</Slots>):
 the true counts are found by stepping from them over slots already done
 for their position. C<push_ok> is that settled tail minus C<skipped>,
-C<pop_ok> the settled head minus C<skipped> and C<cleared>, and the size
-their difference. For Str, C<push_ok> and C<pop_ok> are the current
+C<pop_ok> the settled head minus C<skipped> (items removed by C<clear>
+count as pops; C<cleared> counts them apart), and the size their
+difference. For Str, C<push_ok> and C<pop_ok> are the current
 state copy's C<push_ok> and C<pop_ok>, its C<count> is the size, and the
 Str fields are described in L</Str queues>.
 
