@@ -350,6 +350,9 @@
 //! never share a queue. There is no in-place upgrade: drain the queue with
 //! the old build, remove the file and create it again. Zero padding and
 //! `spare` words may gain meanings only together with a version bump.
+//! The files of the C implementation of the Perl module (first 32-bit
+//! word [`region::C_IMPL_MAGIC`], then its format version 1 or 2) are
+//! refused with an error that names them.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
