@@ -1427,6 +1427,12 @@ then, and nothing warns about a mode wider than you asked for.
 
 =item *
 
+C<new> takes an exclusive C<flock> on the file while it checks or creates
+it, so any process that can open the file can make C<new> wait for as long
+as it holds that lock.
+
+=item *
+
 L</unlink> (and C<dqs unlink>) removes whatever is at the path, without
 opening or checking it first.
 
