@@ -27,6 +27,13 @@ sub fresh { "$dir/q" . $seq++ . '.shm' }
 
 sub vals { my ($class, @n) = @_; $class eq $STR ? map { "s$_" } @n : @n }
 
+# A subtest whose body may die on a build that decided otherwise: the die
+# is a failure of that subtest, and the next ones still run.
+sub case {
+    my ($name, $body) = @_;
+    subtest $name => sub { eval { $body->(); 1 } or fail("died: $@") };
+}
+
 sub is_eventfd { (readlink("/proc/self/fd/$_[0]") // '') =~ /eventfd/ }
 
 sub spew {
@@ -38,7 +45,7 @@ sub spew {
 
 # ---- kept from the C implementation ----------------------------------------
 
-subtest 'a negative count takes everything (pop_multi, pop_wait_multi, drain)' => sub {
+case 'a negative count takes everything (pop_multi, pop_wait_multi, drain)' => sub {
     for my $class (@ALL) {
         my $q = $class->new(undef, 8);
         my @v = vals($class, 1 .. 5);
@@ -58,7 +65,7 @@ subtest 'a negative count takes everything (pop_multi, pop_wait_multi, drain)' =
     }
 };
 
-subtest 'push_wait_multi with an undef timeout tries once' => sub {
+case 'push_wait_multi with an undef timeout tries once' => sub {
     for my $class (@ALL) {
         my $q = $class->new(undef, 2);
         local $SIG{ALRM} = sub { die "push_wait_multi(undef, ...) waited\n" };
@@ -71,7 +78,7 @@ subtest 'push_wait_multi with an undef timeout tries once' => sub {
     }
 };
 
-subtest 'eventfd_set(-1) turns notification off' => sub {
+case 'eventfd_set(-1) turns notification off' => sub {
     for my $class (@ALL) {
         my $q = $class->new(undef, 4);
         my $fd = $q->eventfd;
@@ -95,7 +102,7 @@ subtest 'eventfd_set(-1) turns notification off' => sub {
     }
 };
 
-subtest 'eventfd_consume with nothing pending returns undef' => sub {
+case 'eventfd_consume with nothing pending returns undef' => sub {
     for my $class (@ALL) {
         my $q = $class->new(undef, 4);
         is($q->eventfd_consume, undef, "$class: undef without an eventfd");
@@ -107,7 +114,7 @@ subtest 'eventfd_consume with nothing pending returns undef' => sub {
     }
 };
 
-subtest 'an Int clear counts in pop_ok; a Str clear does not' => sub {
+case 'an Int clear counts in pop_ok; a Str clear does not' => sub {
     for my $class (@INT_CLASSES) {
         my $q = $class->new(undef, 8);
         $q->push_multi(1 .. 5);
@@ -124,7 +131,7 @@ subtest 'an Int clear counts in pop_ok; a Str clear does not' => sub {
     is_deeply([@$s{qw(push_ok pop_ok size)}], [5, 1, 0], "$STR: the cleared do not count");
 };
 
-subtest 'an empty Str item takes a slot and no arena bytes' => sub {
+case 'an empty Str item takes a slot and no arena bytes' => sub {
     my $q = $STR->new(undef, 4, 4096);
     is($q->stats->{arena_cap}, 4096, 'fixture: a 4096-byte arena');
     ok($q->push('x' x 4096), 'an item fills the arena exactly');
@@ -146,7 +153,7 @@ subtest 'an empty Str item takes a slot and no arena bytes' => sub {
     package Not::A::Queue;
 }
 
-subtest 'a handle can be re-blessed into a subclass' => sub {
+case 'a handle can be re-blessed into a subclass' => sub {
     my $q = Data::Queue::Shared::Int->new(undef, 4);
     is(eval { bless $q, 'My::IntQueue'; ref $q }, 'My::IntQueue', 'bless into a subclass') or diag($@);
     ok($q->push_twice(7), 'its own methods work');
@@ -176,7 +183,7 @@ subtest 'a handle can be re-blessed into a subclass' => sub {
 
 # ---- bugs of the C implementation, not kept --------------------------------
 
-subtest 'counts and capacities are not cut to 32 bits' => sub {
+case 'counts and capacities are not cut to 32 bits' => sub {
     for my $class (@ALL) {
         my $q = $class->new(undef, 8);
         $q->push_multi(vals($class, 1 .. 3));
@@ -189,7 +196,7 @@ subtest 'counts and capacities are not cut to 32 bits' => sub {
     }
 };
 
-subtest 'a path with a NUL or a reference as a path croaks' => sub {
+case 'a path with a NUL or a reference as a path croaks' => sub {
     for my $class (@ALL) {
         my $p = fresh();
         eval { $class->new("$p\0junk", 4) };
@@ -200,7 +207,7 @@ subtest 'a path with a NUL or a reference as a path croaks' => sub {
     }
 };
 
-subtest 'pop_wait_multi(0) removes nothing' => sub {
+case 'pop_wait_multi(0) removes nothing' => sub {
     for my $class (@ALL) {
         my $q = $class->new(undef, 4);
         $q->push(vals($class, 1));
@@ -209,7 +216,7 @@ subtest 'pop_wait_multi(0) removes nothing' => sub {
     }
 };
 
-subtest 'a batch with a string that can never fit pushes nothing' => sub {
+case 'a batch with a string that can never fit pushes nothing' => sub {
     my $q = $STR->new(undef, 8, 4096);
     for my $m (qw(push_multi push_wait_multi)) {
         my @args = ($m eq 'push_wait_multi' ? (0) : (), 'a', 'x' x 4097, 'b');
@@ -223,7 +230,7 @@ subtest 'a batch with a string that can never fit pushes nothing' => sub {
 
 my $NOT = qr/invalid or incompatible queue file/;
 
-subtest 'a queue file of the C implementation is named' => sub {
+case 'a queue file of the C implementation is named' => sub {
     for my $version (1, 2) {
         for my $len (64, 8192) {
             my $p = fresh();
@@ -245,7 +252,7 @@ subtest 'a queue file of the C implementation is named' => sub {
     like($@, qr/$NOT \(bad magic\)/, 'another version number after that magic: just a bad magic');
 };
 
-subtest 'too small, and what is not a file' => sub {
+case 'too small, and what is not a file' => sub {
     for my $class (@ALL) {
         my $p = fresh();
         spew($p, 'x' x 100);
