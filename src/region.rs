@@ -515,21 +515,18 @@ impl Region {
             // Never committed: an interrupted create (see CRASH SAFETY).
             // Only a file of exactly the size to create, owned by us and
             // entirely zero is taken over; its size is checked before it is
-            // mapped and scanned, so a huge file is neither. Reading holes
-            // needs no reserved blocks; writing does, so the reserve comes
-            // after the checks.
-            if size == want.total_size {
+            // scanned, so a huge file is not. The scan reads with pread, not
+            // through a mapping: a read fault on a hole of a full tmpfs is a
+            // SIGBUS. The owner is checked before anything is written (the
+            // block reserve included).
+            if size == want.total_size && all_zero(fd.0, size, &who)? {
+                check_owner(&st, &who)?;
+                reserve_existing(fd.0, size, &who)?;
+                set_mode(fd.0, mode, &who)?;
                 let (map, base) = Self::map_fd(fd.0, size, &who)?;
-                // SAFETY: `base` maps `size` readable bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(base, size as usize) };
-                if bytes.iter().all(|&b| b == 0) {
-                    check_owner(&st, &who)?;
-                    reserve_existing(fd.0, size, &who)?;
-                    set_mode(fd.0, mode, &who)?;
-                    let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
-                    r.initialise(init_body);
-                    return Ok(r);
-                }
+                let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
+                r.initialise(init_body);
+                return Ok(r);
             }
             return Err(Error::IncompleteCreate(who));
         }
@@ -692,6 +689,33 @@ pub(crate) fn small_file_error(fd: libc::c_int, size: u64, who: &str) -> Error {
         Some(why) => incompatible(who, &why),
         None => too_small(who, size),
     }
+}
+
+/// Whether the first `len` bytes of the file are all zero (read with
+/// pread; a file shorter than `len` is not).
+fn all_zero(fd: libc::c_int, len: u64, who: &str) -> Result<bool> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut off = 0u64;
+    while off < len {
+        let want = (len - off).min(buf.len() as u64) as usize;
+        // SAFETY: reads at most `want <= buf.len()` bytes into `buf`.
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), want, off as libc::off_t) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(Error::io(format!("{who}: read"), e));
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        if buf[..n as usize].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        off += n as u64;
+    }
+    Ok(true)
 }
 
 /// Why an fd that is not a regular file cannot be a queue.
