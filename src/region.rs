@@ -235,7 +235,8 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
 /// names the file in error messages.
 ///
 /// # Errors
-/// [`Error::Incompatible`] naming what is wrong: a bad magic number (which
+/// [`Error::Incompatible`] naming what is wrong: a file of the C
+/// implementation ([`C_IMPL_MAGIC`]), a bad magic number (which
 /// includes a header whose create never finished), another format
 /// version, an unknown variant or another one than `want`, a capacity that
 /// is not a power of two in range, a slot size, header size or slot offset
@@ -450,13 +451,20 @@ impl Region {
 
     /// Create the file at `path`, or attach to the queue already there.
     ///
+    /// An existing empty or interrupted-create file is initialised only
+    /// when the effective uid owns it, and gets `req.mode` first.
+    ///
     /// # Errors
     /// As [`Request::geometry`]; [`Error::Io`] when the file cannot be
-    /// opened (a symlink is refused), locked, sized, reserved or mapped;
-    /// [`Error::InvalidArgument`] for a path with a NUL byte or something
-    /// that is not a regular file; [`Error::Incompatible`] for another
-    /// variant, format version or a damaged or truncated header;
-    /// [`Error::IncompleteCreate`] for a file an interrupted create left.
+    /// opened (a symlink is refused), locked, sized, reserved or mapped,
+    /// and (`EPERM`) for an empty or interrupted-create file another uid
+    /// owns; [`Error::InvalidArgument`] for a path with a NUL byte;
+    /// [`Error::Incompatible`] for something that is not a regular file,
+    /// another variant, format version, a file of the C implementation, or
+    /// a damaged or truncated header; [`Error::TooSmall`] for a file
+    /// shorter than a header; [`Error::IncompleteCreate`] for a file an
+    /// interrupted create left that is not all zero or not of the size to
+    /// create.
     pub(crate) fn open_path(
         path: &Path,
         req: &Request,
@@ -588,8 +596,9 @@ impl Region {
     /// duplicated (`F_DUPFD_CLOEXEC`); the caller keeps its own.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a negative fd or one that is not a
-    /// memfd or regular file; [`Error::Io`] for a closed fd (or when dup,
+    /// [`Error::InvalidArgument`] for a negative fd; [`Error::Incompatible`]
+    /// for one that is not a memfd or regular file; [`Error::Io`] for a
+    /// closed fd (or when dup,
     /// fstat or mmap fail); [`Error::TooSmall`] when it cannot hold a
     /// header; [`Error::Incompatible`] as for [`Region::open_path`].
     pub(crate) fn from_fd(fd: libc::c_int, want: Variant) -> Result<Region> {
