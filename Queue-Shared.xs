@@ -94,6 +94,37 @@ is_our_object(pTHX_ SV *self)
     return 0;
 }
 
+/* The handle's IV must not be changed from Perl ($$q = 42 would make the
+ * next call use a made-up pointer), yet the object must stay re-blessable
+ * (bless $q, 'My::Queue'), which SvREADONLY forbids. So the IV carries set
+ * magic that puts the handle back and croaks when the value changed: the
+ * assignment is undone before anything can use it. mg_ptr holds the handle (NULL once
+ * destroyed); DESTROY acts only on objects with this magic. */
+static int
+handle_set(pTHX_ SV *sv, MAGIC *mg)
+{
+    /* sv_bless runs set magic of this type too: the value is unchanged */
+    if (SvIOK(sv) && SvIVX(sv) == PTR2IV(mg->mg_ptr))
+        return 0;
+    sv_setiv(sv, PTR2IV(mg->mg_ptr)); /* no set magic: no recursion */
+    croak("%s", PL_no_modify);
+    return 0; /* not reached */
+}
+
+/* A clear callback makes perl flag the SV RMAGICAL too, which puts it on
+ * the slow (magic-calling) path of ops whose fast path skips set magic on
+ * a plain IOK scalar: $$q++ in rvalue context (pp_postinc) would otherwise
+ * change the handle unseen. */
+static int
+handle_clear(pTHX_ SV *sv, MAGIC *mg)
+{
+    PERL_UNUSED_ARG(sv);
+    PERL_UNUSED_ARG(mg);
+    return 0;
+}
+
+static MGVTBL handle_vtbl = { NULL, handle_set, NULL, handle_clear, NULL, NULL, NULL, NULL };
+
 static SV *
 wrap_handle(pTHX_ SV *class_sv, int ix, DqsQueue *q)
 {
@@ -104,7 +135,7 @@ wrap_handle(pTHX_ SV *class_sv, int ix, DqsQueue *q)
     SV *obj = newSViv(PTR2IV(q));
     SV *ref = newRV_noinc(obj);
     sv_bless(ref, stash);
-    SvREADONLY_on(obj);
+    sv_magicext(obj, NULL, PERL_MAGIC_ext, &handle_vtbl, (const char *)q, 0);
     return sv_2mortal(ref);
 }
 
@@ -169,16 +200,18 @@ str_arg(pTHX_ SV *sv, int ix, CV *cv, const char *what)
     return s;
 }
 
-/* How many items a pop_multi / pop_wait_multi may take: a number (0 or
- * less takes none; more than fits an IV takes all there are). undef, plain
- * references and non-numeric strings croak. Runs get-magic once. */
+/* How many items a pop_multi / pop_wait_multi may take: a number, its
+ * fraction dropped. 0 takes none; a negative count (-1) takes all there
+ * are, as in the C implementation (see COMPATIBILITY), and so does one
+ * that does not fit an IV. undef, plain references and non-numeric
+ * strings croak. Runs get-magic once. */
 static IV
 pop_count_arg(pTHX_ SV *sv, int ix, CV *cv)
 {
     NV nv;
     SvGETMAGIC(sv);
     if (SvIOK(sv) && !SvROK(sv))
-        return SvIsUV(sv) ? IV_MAX : SvIVX(sv);
+        return SvIsUV(sv) || SvIVX(sv) < 0 ? IV_MAX : SvIVX(sv);
     if (!SvOK(sv))
         croak("%s->%s: count is required", CLASS(ix), METHOD);
     if (!NUMERIC_ARG(sv))
@@ -186,21 +219,24 @@ pop_count_arg(pTHX_ SV *sv, int ix, CV *cv)
     nv = SvNV_nomg(sv);
     if (Perl_isnan(nv))
         croak("%s->%s: count must be a number, got NaN", CLASS(ix), METHOD);
-    if (nv >= (NV)IV_MAX)
+    if (nv >= (NV)IV_MAX || nv <= -1.0)
         return IV_MAX;
     return nv < 1.0 ? 0 : (IV)nv;
 }
 
-/* A timeout in seconds: absent/undef/negative/+Inf wait forever, 0 tries once. */
+/* A timeout in seconds: negative/+Inf wait forever, 0 tries once; absent
+ * or undef gives `undef_secs`: -1 (forever) in deadline_arg, 0 for
+ * push_wait_multi, whose timeout is a required argument that the C
+ * implementation read as a number (see COMPATIBILITY). */
 static DqsDeadline
-deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
+deadline_arg_or(pTHX_ SV *sv, double undef_secs, int ix, CV *cv)
 {
     NV t;
     if (!sv)
-        return dqs_deadline(-1.0);
+        return dqs_deadline(undef_secs);
     SvGETMAGIC(sv);
     if (!SvOK(sv))
-        return dqs_deadline(-1.0);
+        return dqs_deadline(undef_secs);
     if (!NUMERIC_ARG(sv))
         croak("%s->%s: timeout must be a number of seconds, got '%" SVf "'", CLASS(ix), METHOD,
               SVfARG(sv));
@@ -208,6 +244,12 @@ deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
     if (Perl_isnan(t))
         croak("%s->%s: timeout is not a number", CLASS(ix), METHOD);
     return dqs_deadline((double)t);
+}
+
+static DqsDeadline
+deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
+{
+    return deadline_arg_or(aTHX_ sv, -1.0, ix, cv);
 }
 
 /* An integer to push: undef and plain references are refused, as for Str
@@ -736,7 +778,7 @@ push_wait_multi(self, timeout, ...)
     DqsDeadline dl;
     int rc;
   PPCODE:
-    dl = deadline_arg(aTHX_ timeout, ix, cv);
+    dl = deadline_arg_or(aTHX_ timeout, 0.0, ix, cv);
     vals = int_values(aTHX_ &ST(2), (SSize_t)n, ix, cv);
     while (done < n) {
         DqsQueue *q = dqs_self(aTHX_ self, ix, cv);
@@ -805,7 +847,8 @@ drain(self, max_sv = NULL)
                 croak("%s->%s: max must be a number, got '%" SVf "'", CLASS(ix), METHOD,
                       SVfARG(max_sv));
             m = SvIV_nomg(max_sv);
-            want = m > 0 ? (UV)m : 0;
+            /* a negative max (-1) is no limit, as in the C implementation */
+            want = m < 0 ? UV_MAX : (UV)m;
         }
     }
     q = dqs_self(aTHX_ self, ix, cv);
@@ -996,7 +1039,8 @@ eventfd_set(self, fd_sv)
     if (!SvOK(fd_sv) || !looks_like_number(fd_sv))
         croak("%s->%s: fd must be a file descriptor number", CLASS(ix), METHOD);
     fd = SvIV_nomg(fd_sv);
-    if (fd < 0 || fd > INT_MAX)
+    /* -1 (what fileno returns without one) turns notification off */
+    if (fd < -1 || fd > INT_MAX)
         croak("%s->%s: fd %" IVdf " is not a valid file descriptor", CLASS(ix), METHOD, fd);
     if (dqs_eventfd_set(dqs_self(aTHX_ self, ix, cv), (int)fd, &err) != 0)
         croak_err(aTHX_ ix, cv, &err);
@@ -1053,10 +1097,11 @@ eventfd_consume(q)
     int rc;
   PPCODE:
     PERL_UNUSED_VAR(ix);
-    /* The count (0 when nothing is pending); undef without an eventfd or
-     * when the read failed ($! set). */
+    /* The count; undef when nothing is pending (as in the C
+     * implementation), without an eventfd, or when the read failed ($!
+     * set). */
     rc = dqs_eventfd_consume(q, &count, &err);
-    if (rc != DQS_DONE) {
+    if (rc != DQS_DONE || count == 0) {
         if (rc == DQS_ERROR)
             SETERRNO(err.os_errno, 0);
         XSRETURN_UNDEF;
@@ -1150,17 +1195,19 @@ DESTROY(self)
   PREINIT:
     SV *obj;
     IV iv;
+    MAGIC *mg;
   PPCODE:
     PERL_UNUSED_VAR(ix);
-    /* Only our own objects (a blessed IV of one of our classes); this
-     * unmaps the handle and never touches shared state. */
+    /* Only our own objects (a blessed IV made by wrap_handle, of one of
+     * our classes or a subclass); this unmaps the handle and never touches
+     * shared state. */
     if (SvROK(self)) {
         obj = SvRV(self);
         if (SvOBJECT(obj) && SvTYPE(obj) < SVt_PVAV && SvIOKp(obj) && (iv = SvIVX(obj)) != 0
-            && is_our_object(aTHX_ self)) {
-            SvREADONLY_off(obj);
+            && SvSMAGICAL(obj) && (mg = mg_findext(obj, PERL_MAGIC_ext, &handle_vtbl)) != NULL
+            && mg->mg_ptr == INT2PTR(char *, iv) && is_our_object(aTHX_ self)) {
             SvIV_set(obj, 0);
-            SvREADONLY_on(obj);
+            mg->mg_ptr = NULL;
             dqs_close(INT2PTR(DqsQueue *, iv));
         }
     }
@@ -1385,7 +1432,7 @@ push_wait_multi(self, timeout, ...)
     IV got;
     int rc;
   PPCODE:
-    dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
+    dl = deadline_arg_or(aTHX_ timeout, 0.0, CLASS_STR, cv);
     vals = str_values(aTHX_ &ST(2), items - 2, CLASS_STR, cv);
     while (done < n) {
         DqsQueue *q = dqs_self(aTHX_ self, CLASS_STR, cv);
@@ -1442,7 +1489,8 @@ drain(self, max_sv = NULL)
                 croak("%s->%s: max must be a number, got '%" SVf "'", CLASS_STR_NAME, METHOD,
                       SVfARG(max_sv));
             m = SvIV_nomg(max_sv);
-            want = m > 0 ? (size_t)m : 0;
+            /* a negative max (-1) is no limit, as in the C implementation */
+            want = m < 0 ? SIZE_MAX : (size_t)m;
         }
     }
     PUTBACK;

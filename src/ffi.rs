@@ -1029,8 +1029,10 @@ pub unsafe extern "C" fn dqs_eventfd(q: *const DqsQueue, err: *mut DqsError) -> 
 
 /// Use the caller's open `fd` (for example an eventfd inherited across
 /// `fork`) as the handle's eventfd; the handle never closes it. An eventfd
-/// the handle created earlier is closed (unless it is `fd`). Returns 0, or
-/// -1 with `*err` filled (negative or closed fd).
+/// the handle created earlier is closed (unless it is `fd`). `fd` -1
+/// turns notification off (the handle forgets its eventfd, closing one it
+/// created). Returns 0, or -1 with `*err` filled (a closed fd, or a
+/// negative one other than -1).
 ///
 /// # Safety
 /// Live handle; `err` null or valid.

@@ -354,6 +354,9 @@
 //! never share a queue. There is no in-place upgrade: drain the queue with
 //! the old build, remove the file and create it again. Zero padding and
 //! `spare` words may gain meanings only together with a version bump.
+//! The files of the C implementation of the Perl module (first 32-bit
+//! word [`region::C_IMPL_MAGIC`], then its format version 1 or 2) are
+//! refused with an error that names them.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
@@ -397,7 +400,9 @@ pub struct Stats {
     pub mmap_size: u64,
     /// Successful pushes.
     pub push_ok: u64,
-    /// Successful pops (items removed by `clear` are not pops).
+    /// Successful pops. Items an [`IntQueue::clear`] removes count as
+    /// pops (so `push_ok - pop_ok` is the size); those a
+    /// [`StrQueue::clear`] removes do not.
     pub pop_ok: u64,
     /// Pushes that found the queue full (and waits that timed out full).
     pub push_full: u64,
