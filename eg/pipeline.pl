@@ -52,7 +52,7 @@ sub reader {
     for my $n (1 .. $lines) {
         push @buf, "item $n: $n apples";
         next if @buf < $batch && $n < $lines;
-        $lines_q->push_wait_multi(undef, @buf) == @buf or die "reader: push failed\n";
+        $lines_q->push_wait_multi(-1, @buf) == @buf or die "reader: push failed\n";
         @buf = ();
     }
     $lines_q->push_wait('') for 1 .. $workers;    # one end marker per parser
@@ -70,11 +70,11 @@ sub parser {
         }
         if ($ends) {
             # Pass one end marker on; leave the others for the other parsers.
-            $records_q->push_wait_multi(undef, @records, '');
+            $records_q->push_wait_multi(-1, @records, '');
             $lines_q->push_wait('') for 2 .. $ends;
             return;
         }
-        $records_q->push_wait_multi(undef, @records);
+        $records_q->push_wait_multi(-1, @records);
     }
 }
 

@@ -757,7 +757,8 @@ Stopping early counts once in C<push_full>. Never sleeps.
 Converts and checks every value as C<push_multi> does, then pushes them in
 order at the back, as many as fit at a time, sleeping whenever the next one
 does not fit, until all are in or the timeout passes. The timeout comes
-first (C<undef> or C<-1>: as long as it takes). Returns the number pushed,
+first and is required: C<-1> waits as long as it takes, C<0> and C<undef>
+try once (see L</COMPATIBILITY>). Returns the number pushed,
 which is less than C<scalar @values> only on timeout. While it sleeps, other
 producers' items may get in between its own.
 
