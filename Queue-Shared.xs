@@ -55,15 +55,27 @@ croak_err(pTHX_ int ix, CV *cv, const DqsError *err)
  * (keyword ops have no CV), else the method the XSUB `cv` was called as. */
 #define WHO(cv, kw) ((kw) ? (kw) : method_name(aTHX_ (cv)))
 
-/* The handle behind a queue object, or a croak naming the method (or the
- * keyword `kw`). */
+/* croak_err naming the keyword `kw` when one is given. */
+static void croak_err_as(pTHX_ int ix, CV *cv, const char *kw, const DqsError *err)
+    __attribute__((noreturn, noinline, cold));
+static void
+croak_err_as(pTHX_ int ix, CV *cv, const char *kw, const DqsError *err)
+{
+    if (err->os_errno)
+        SETERRNO(err->os_errno, 0);
+    croak("%s->%s: %s", CLASS(ix), WHO(cv, kw), err->msg);
+}
+
+/* The handle behind a queue object of a class derived from ix's (not
+ * blessed exactly into it), or a croak naming the method (or the keyword
+ * `kw`). Out of line: the exact class is the hot path. */
 static DqsQueue *
-dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
+dqs_self_slow(pTHX_ SV *self, int ix, CV *cv, const char *kw)
 {
     if (SvROK(self)) {
         SV *obj = SvRV(self);
         if (SvOBJECT(obj) && SvTYPE(obj) < SVt_PVAV && SvIOKp(obj)
-            && (SvSTASH(obj) == class_stashes[ix] || sv_derived_from(self, CLASS(ix)))) {
+            && sv_derived_from(self, CLASS(ix))) {
             IV iv = SvIVX(obj);
             if (!iv)
                 croak("%s->%s: the queue object has been destroyed", CLASS(ix), WHO(cv, kw));
@@ -72,6 +84,20 @@ dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
     }
     croak("%s->%s: invocant is not of type %s", CLASS(ix), WHO(cv, kw), CLASS(ix));
     return NULL; /* not reached */
+}
+
+/* The handle behind a queue object, or a croak naming the method (or the
+ * keyword `kw`). */
+PERL_STATIC_INLINE DqsQueue *
+dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
+{
+    if (SvROK(self)) {
+        SV *obj = SvRV(self);
+        if (SvOBJECT(obj) && SvTYPE(obj) < SVt_PVAV && SvIOKp(obj)
+            && SvSTASH(obj) == class_stashes[ix] && SvIVX(obj))
+            return INT2PTR(DqsQueue *, SvIVX(obj));
+    }
+    return dqs_self_slow(aTHX_ self, ix, cv, kw);
 }
 
 PERL_STATIC_INLINE DqsQueue *
@@ -245,7 +271,7 @@ int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
 /* A string to push: undef and plain references are refused (a queue item
  * is a string; undef is how pop says "empty"); overloaded objects are
  * stringified. Runs get-magic and overloading exactly once. */
-static const char *
+PERL_STATIC_INLINE const char *
 str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv, const char *kw)
 {
     const char *p;
@@ -285,10 +311,21 @@ str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
     return items;
 }
 
-static SV *
+PERL_STATIC_INLINE SV *
 str_sv(pTHX_ SV *sv, const DqsStrItem *it)
 {
-    sv_setpvn(sv, (const char *)it->ptr, it->len);
+    /* A TARG reused call after call already has a buffer that fits: copy
+     * into it as sv_setpvn would, without its checks and upgrades. */
+    if (SvTYPE(sv) >= SVt_PV && SvTYPE(sv) <= SVt_PVMG && !SvTHINKFIRST(sv) && !SvOOK(sv)
+        && SvLEN(sv) > it->len) {
+        char *d = SvPVX(sv);
+        memcpy(d, it->ptr, it->len);
+        d[it->len] = '\0';
+        SvCUR_set(sv, it->len);
+        (void)SvPOK_only(sv);
+    }
+    else
+        sv_setpvn(sv, (const char *)it->ptr, it->len);
     if (it->utf8)
         SvUTF8_on(sv);
     else
@@ -331,6 +368,86 @@ budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
     return 1;
 }
 
+/*
+ * The one-value operations on the Perl stack, shared by the keyword ops and
+ * the method short cut (fastcall.h): the invocant (and the value) on top of
+ * the stack are replaced by the result. The checks, conversions, results
+ * and croak texts are the XSUBs': the croak names the keyword `kw` when one
+ * is given, else the method the XSUB `cv` is. The order is the method
+ * call's: the invocant's get-magic (as method lookup runs it), the value,
+ * then the handle. `targ` receives a returned value. PL_stack_sp is read
+ * again after the conversions: they may run Perl code.
+ */
+#define OP_RETURN1(sv) STMT_START { *PL_stack_sp = (sv); return NORMAL; } STMT_END
+#define OP_RETURN2(sv) STMT_START { *--PL_stack_sp = (sv); return NORMAL; } STMT_END
+
+PERL_STATIC_INLINE OP *
+op_int_push(pTHX_ int ix, CV *cv, const char *kw)
+{
+    SV *self = PL_stack_sp[-1];
+    SV *value = PL_stack_sp[0];
+    IV v;
+    SvGETMAGIC(self);
+    v = int_value(aTHX_ value, ix, cv, kw);
+    OP_RETURN2(boolSV(dqs_int_push(dqs_self_as(aTHX_ self, ix, cv, kw), (int64_t)v) == DQS_DONE));
+}
+
+PERL_STATIC_INLINE OP *
+op_int_pop(pTHX_ int ix, int peek, CV *cv, const char *kw, SV *targ)
+{
+    SV *self = *PL_stack_sp;
+    DqsQueue *q;
+    int64_t v;
+    SvGETMAGIC(self);
+    q = dqs_self_as(aTHX_ self, ix, cv, kw);
+    if ((peek ? dqs_int_peek(q, &v) : dqs_int_pop(q, &v)) != DQS_DONE)
+        OP_RETURN1(&PL_sv_undef);
+    TARGi((IV)v, 1);
+    OP_RETURN1(targ);
+}
+
+PERL_STATIC_INLINE OP *
+op_size(pTHX_ int ix, CV *cv, const char *kw, SV *targ)
+{
+    SV *self = *PL_stack_sp;
+    SvGETMAGIC(self);
+    TARGu((UV)dqs_size(dqs_self_as(aTHX_ self, ix, cv, kw)), 1);
+    OP_RETURN1(targ);
+}
+
+PERL_STATIC_INLINE OP *
+op_str_push(pTHX_ int front, CV *cv, const char *kw)
+{
+    SV *self = PL_stack_sp[-1];
+    SV *value = PL_stack_sp[0];
+    STRLEN len;
+    int utf8, rc;
+    const char *p;
+    DqsError err;
+    SvGETMAGIC(self);
+    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv, kw);
+    rc = dqs_str_push(dqs_self_as(aTHX_ self, CLASS_STR, cv, kw), (const uint8_t *)p, len, utf8,
+                      front, &err);
+    if (rc == DQS_ERROR)
+        croak_err_as(aTHX_ CLASS_STR, cv, kw, &err);
+    OP_RETURN2(boolSV(rc == DQS_DONE));
+}
+
+PERL_STATIC_INLINE OP *
+op_str_pop(pTHX_ int back, int peek, CV *cv, const char *kw, SV *targ)
+{
+    SV *self = *PL_stack_sp;
+    DqsStrItem it;
+    SvGETMAGIC(self);
+    if (dqs_str_pop(dqs_self_as(aTHX_ self, CLASS_STR, cv, kw), back, peek, &it) != DQS_DONE)
+        OP_RETURN1(&PL_sv_undef);
+    str_sv(aTHX_ targ, &it);
+    SvSETMAGIC(targ);
+    OP_RETURN1(targ);
+}
+
+#include "fastcall.h"
+
 #ifdef HAVE_XS_PARSE_KEYWORD
 /*
  * The keyword API: `q_int_push $q, $v`, `q_int_pop $q`, `q_int_peek $q`,
@@ -348,95 +465,22 @@ budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
  */
 #include "XSParseKeyword.h"
 
-/* The value on top of the stack is replaced by `sv` (unary ops), or the two
- * on top by `sv` (binary ops). PL_stack_sp is read again after the
- * conversions: they may run Perl code. */
-#define KW_RETURN1(sv) STMT_START { *PL_stack_sp = (sv); return NORMAL; } STMT_END
-#define KW_RETURN2(sv) STMT_START { *--PL_stack_sp = (sv); return NORMAL; } STMT_END
-
-PERL_STATIC_INLINE OP *
-kw_int_push(pTHX_ int ix, const char *kw)
-{
-    SV *self = PL_stack_sp[-1];
-    SV *value = PL_stack_sp[0];
-    IV v;
-    SvGETMAGIC(self);
-    v = int_value(aTHX_ value, ix, NULL, kw);
-    KW_RETURN2(boolSV(dqs_int_push(dqs_self_as(aTHX_ self, ix, NULL, kw), (int64_t)v) == DQS_DONE));
-}
-
-PERL_STATIC_INLINE OP *
-kw_int_pop(pTHX_ int ix, int peek, const char *kw)
-{
-    dTARGET;
-    SV *self = *PL_stack_sp;
-    DqsQueue *q;
-    int64_t v;
-    SvGETMAGIC(self);
-    q = dqs_self_as(aTHX_ self, ix, NULL, kw);
-    if ((peek ? dqs_int_peek(q, &v) : dqs_int_pop(q, &v)) != DQS_DONE)
-        KW_RETURN1(&PL_sv_undef);
-    TARGi((IV)v, 1);
-    KW_RETURN1(TARG);
-}
-
-PERL_STATIC_INLINE OP *
-kw_size(pTHX_ int ix, const char *kw)
-{
-    dTARGET;
-    SV *self = *PL_stack_sp;
-    SvGETMAGIC(self);
-    TARGu((UV)dqs_size(dqs_self_as(aTHX_ self, ix, NULL, kw)), 1);
-    KW_RETURN1(TARG);
-}
-
-static OP *
-kw_str_push(pTHX_ const char *kw)
-{
-    SV *self = PL_stack_sp[-1];
-    SV *value = PL_stack_sp[0];
-    STRLEN len;
-    int utf8, rc;
-    const char *p;
-    DqsError err;
-    SvGETMAGIC(self);
-    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, NULL, kw);
-    rc = dqs_str_push(dqs_self_as(aTHX_ self, CLASS_STR, NULL, kw), (const uint8_t *)p, len, utf8,
-                      0, &err);
-    if (rc == DQS_ERROR) {
-        if (err.os_errno)
-            SETERRNO(err.os_errno, 0);
-        croak("%s->%s: %s", CLASS(CLASS_STR), kw, err.msg);
-    }
-    KW_RETURN2(boolSV(rc == DQS_DONE));
-}
-
-static OP *
-kw_str_pop(pTHX_ int peek, const char *kw)
-{
-    dTARGET;
-    SV *self = *PL_stack_sp;
-    DqsStrItem it;
-    SvGETMAGIC(self);
-    if (dqs_str_pop(dqs_self_as(aTHX_ self, CLASS_STR, NULL, kw), 0, peek, &it) != DQS_DONE)
-        KW_RETURN1(&PL_sv_undef);
-    str_sv(aTHX_ TARG, &it);
-    KW_RETURN1(TARG);
-}
-
 /* One pp function per keyword, so the class is a constant in each. */
+#define KW_TARG PAD_SV(PL_op->op_targ)
 #define INT_KW_PP(tag, IX)                                                                         \
-    static OP *pp_q_##tag##_push(pTHX) { return kw_int_push(aTHX_ IX, "q_" #tag "_push"); }       \
-    static OP *pp_q_##tag##_pop(pTHX) { return kw_int_pop(aTHX_ IX, 0, "q_" #tag "_pop"); }       \
-    static OP *pp_q_##tag##_peek(pTHX) { return kw_int_pop(aTHX_ IX, 1, "q_" #tag "_peek"); }     \
-    static OP *pp_q_##tag##_size(pTHX) { return kw_size(aTHX_ IX, "q_" #tag "_size"); }
+    static OP *pp_q_##tag##_push(pTHX) { return op_int_push(aTHX_ IX, NULL, "q_" #tag "_push"); } \
+    static OP *pp_q_##tag##_pop(pTHX)                                                              \
+    { return op_int_pop(aTHX_ IX, 0, NULL, "q_" #tag "_pop", KW_TARG); }                           \
+    static OP *pp_q_##tag##_peek(pTHX)                                                             \
+    { return op_int_pop(aTHX_ IX, 1, NULL, "q_" #tag "_peek", KW_TARG); }                          \
+    static OP *pp_q_##tag##_size(pTHX) { return op_size(aTHX_ IX, NULL, "q_" #tag "_size", KW_TARG); }
 INT_KW_PP(int, 0)
 INT_KW_PP(int32, 1)
 INT_KW_PP(int16, 2)
-static OP *pp_q_str_push(pTHX) { return kw_str_push(aTHX_ "q_str_push"); }
-static OP *pp_q_str_pop(pTHX) { return kw_str_pop(aTHX_ 0, "q_str_pop"); }
-static OP *pp_q_str_peek(pTHX) { return kw_str_pop(aTHX_ 1, "q_str_peek"); }
-static OP *pp_q_str_size(pTHX) { return kw_size(aTHX_ CLASS_STR, "q_str_size"); }
+static OP *pp_q_str_push(pTHX) { return op_str_push(aTHX_ 0, NULL, "q_str_push"); }
+static OP *pp_q_str_pop(pTHX) { return op_str_pop(aTHX_ 0, 0, NULL, "q_str_pop", KW_TARG); }
+static OP *pp_q_str_peek(pTHX) { return op_str_pop(aTHX_ 0, 1, NULL, "q_str_peek", KW_TARG); }
+static OP *pp_q_str_size(pTHX) { return op_size(aTHX_ CLASS_STR, NULL, "q_str_size", KW_TARG); }
 
 struct dqs_keyword {
     const char *name;
@@ -531,6 +575,7 @@ BOOT:
 #ifdef HAVE_XS_PARSE_KEYWORD
     register_keywords(aTHX);
 #endif
+    fast_boot(aTHX);
 }
 
 void

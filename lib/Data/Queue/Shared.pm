@@ -8,6 +8,9 @@ our $VERSION = '0.01';
 # XS when it loads.
 our $HAVE_KEYWORDS;
 
+# The %^H key that enables the method short cut (see import below).
+our $METHODS_HINT = 'Data::Queue::Shared/methods';
+
 require XSLoader;
 XSLoader::load('Data::Queue::Shared', $VERSION);
 
@@ -20,10 +23,18 @@ sub _keywords {
         require Carp;
         Carp::croak("$class does not export anything (asked for: @args)");
     }
-    if ($on) { $^H{"$class/keywords"} = 1 }
+    if ($on) { $^H{"$class/keywords"} = 1; $^H{$METHODS_HINT} = 1 }
     else     { delete $^H{"$class/keywords"} }
     return;
 }
+
+# `use Data::Queue::Shared;` (and `use` of a class module) lets the XS
+# compile the queue method calls of the lexical scope being compiled to a
+# guarded short cut (see fastcall.h): `$q->push($v)` then costs little more
+# than a keyword, with nothing visible changed. `use Data::Queue::Shared ();`
+# loads the classes without it; `no Data::Queue::Shared;` turns it off.
+sub import   { $^H{$METHODS_HINT} = 1; return }
+sub unimport { delete $^H{$METHODS_HINT}; return }
 
 1;
 
