@@ -1568,3 +1568,22 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
     }
     PUTBACK;
     return;
+
+MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared
+
+# For the tests of the method short cut (t/36-method-fastpath.t).
+
+IV
+_fastcall_sites(code)
+    CV *code
+  CODE:
+    RETVAL = CvISXSUB(code) || !CvROOT(code) ? 0 : fast_sites(CvROOT(code));
+  OUTPUT:
+    RETVAL
+
+UV
+_fastcall_hits()
+  CODE:
+    RETVAL = fast_hits;
+  OUTPUT:
+    RETVAL

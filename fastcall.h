@@ -60,6 +60,10 @@ struct fast_slot {
 };
 static struct fast_slot fast_slots[N_FAST][4];
 
+/* Calls that took the short cut, for the tests (Data::Queue::Shared::
+ * _fastcall_hits): one add per call. */
+static UV fast_hits;
+
 /* Look the method up again in the class's own stash: it is ours when the
  * glob holds the registered CV itself (not a cached inherited entry). A
  * method defined in the class wins over any parent, AUTOLOAD or UNIVERSAL
@@ -119,6 +123,7 @@ fast_method(pTHX_ const int m)
         || (ent->op_private & (OPpENTERSUB_DB | OPpLVAL_INTRO | OPpDEREF)) || PL_curcopdb)
         goto slow;
     k = s->k;
+    fast_hits++;
 
     /* The one-value methods, in place: what their XSUBs do, through the
      * same helpers (which end with PL_op->op_next, the entersub's next).
@@ -212,6 +217,25 @@ fast_ck_entersub(pTHX_ OP *o)
             break;
         }
     return o;
+}
+
+/* How many method calls in the op tree below `o` were given the short
+ * cut (Data::Queue::Shared::_fastcall_sites, for the tests). */
+static IV
+fast_sites(const OP *o)
+{
+    IV n = 0;
+    size_t i;
+    if (o->op_type == OP_METHOD_NAMED)
+        for (i = 0; i < N_FAST; i++)
+            if (o->op_ppaddr == fast_pps[i])
+                n++;
+    if (o->op_flags & OPf_KIDS) {
+        const OP *kid;
+        for (kid = cUNOPx(o)->op_first; kid; kid = OpSIBLING(kid))
+            n += fast_sites(kid);
+    }
+    return n;
 }
 
 /* At boot, after the XSUBs are installed. */
