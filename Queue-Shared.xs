@@ -252,19 +252,50 @@ int_value(pTHX_ SV *sv, int ix, CV *cv, const char *kw)
     return SvIV_nomg(sv);
 }
 
+/* Values a batch converts into a buffer on the C stack; more go to the
+ * heap. */
+#define STACK_VALUES 128
+
 /* Convert every value first (may run Perl code or die: then nothing has
- * been enqueued), into a buffer freed at scope exit. */
+ * been enqueued), into `stackbuf` (STACK_VALUES long) or, for more, a
+ * buffer freed at scope exit. Reads the values straight from the Perl
+ * stack: conversions that run Perl code (tie, overloading) do it on a
+ * stack of their own. */
 static int64_t *
-int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
+int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int64_t *stackbuf)
 {
-    int64_t *buf;
+    int64_t *buf = stackbuf;
     SSize_t i;
-    Newx(buf, n > 0 ? n : 1, int64_t);
-    SAVEFREEPV(buf);
-    for (i = 0; i < n; i++)
-        buf[i] = (int64_t)int_value(aTHX_ svs[i], ix, cv, NULL);
+    if (n > STACK_VALUES) {
+        Newx(buf, n, int64_t);
+        SAVEFREEPV(buf);
+    }
+    for (i = 0; i < n; i++) {
+        SV *sv = svs[i];
+        buf[i] = SvIOK(sv) && !SvGMAGICAL(sv) && !SvROK(sv) ? (int64_t)SvIVX(sv)
+                                                             : (int64_t)int_value(aTHX_ sv, ix, cv, NULL);
+    }
     return buf;
 }
+
+/* Push the integers buf[0..n) onto the Perl stack as new mortals. An IV
+ * lives in the SV head (sv.h, SET_SVANY_FOR_BODYLESS_IV), so a new SV
+ * needs no body and no sv_setiv upgrade: its any-pointer, flags and value
+ * are all there is to set. Room on the Perl and mortal stacks is made once. */
+#define PUSH_IVS(buf, n)                                                                           \
+    STMT_START {                                                                                   \
+        size_t i_, n_ = (n);                                                                       \
+        EXTEND(SP, (SSize_t)n_);                                                                   \
+        EXTEND_MORTAL((SSize_t)n_);                                                                \
+        for (i_ = 0; i_ < n_; i_++) {                                                              \
+            SV *sv_ = newSV(0);                                                                    \
+            SET_SVANY_FOR_BODYLESS_IV(sv_);                                                        \
+            SvFLAGS(sv_) = SVt_IV | SVf_IOK | SVp_IOK | SVs_TEMP;                                  \
+            SvIV_set(sv_, (IV)(buf)[i_]);                                                          \
+            PL_tmps_stack[++PL_tmps_ix] = sv_;                                                     \
+            PUSHs(sv_);                                                                            \
+        }                                                                                          \
+    } STMT_END
 
 #define POP_CHUNK 256
 
@@ -285,16 +316,51 @@ str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv, const char *kw)
     return p;
 }
 
-/* Convert a list of values into one buffer owned by a mortal (freed even
- * when a later conversion dies), then describe them as DqsStrItems. All
- * Perl code (magic, overloading) has run before the queue is touched. */
+/* Describe a list of values to push as DqsStrItems, in `stackbuf`
+ * (STACK_VALUES long) or, for more, a mortal's buffer. All Perl code
+ * (magic, overloading) runs before the queue is touched, in the order of
+ * the values, and a croak for a bad value leaves nothing enqueued.
+ *
+ * With `may_point` and no value that can run Perl code when read (none has
+ * get-magic or is a reference, which overloading could stringify), the
+ * items point straight at the values' own buffers: reading a plain value
+ * runs no Perl code, so nothing can change or free one of them before the
+ * core has copied it. Otherwise every value is copied, as it is converted,
+ * into one buffer owned by a mortal (freed even when a later conversion
+ * dies), so that a later conversion cannot change what an earlier one
+ * returned. push_wait_multi passes 0: it runs signal handlers between its
+ * core calls. */
 static DqsStrItem *
-str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
+str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int may_point, DqsStrItem *stackbuf)
 {
-    SV *buf = sv_2mortal(newSV(64));
-    SV *meta = sv_2mortal(newSV(n > 0 ? n * sizeof(DqsStrItem) : 1));
-    DqsStrItem *items = (DqsStrItem *)SvPVX(meta);
+    DqsStrItem *items = stackbuf;
+    SV *buf;
     SSize_t i;
+    if (n > STACK_VALUES)
+        items = (DqsStrItem *)SvPVX(sv_2mortal(newSV(n * sizeof(DqsStrItem))));
+    /* Point at the values until one that could run Perl code turns up; then
+     * start again, copying. Up to there nothing but plain reads has
+     * happened (and croaks for undef in the order the copy would give). */
+    for (i = 0; may_point && i < n; i++) {
+        SV *sv = svs[i];
+        if ((SvFLAGS(sv) & (SVf_POK | SVs_GMG | SVf_ROK)) == SVf_POK) {
+            items[i].ptr = (const uint8_t *)SvPVX(sv);
+            items[i].len = SvCUR(sv);
+            items[i].utf8 = SvUTF8(sv) ? 1 : 0;
+        }
+        else if (SvGMAGICAL(sv) || SvROK(sv))
+            may_point = 0;
+        else {
+            STRLEN len;
+            int utf8;
+            items[i].ptr = (const uint8_t *)str_value(aTHX_ sv, &len, &utf8, ix, cv, NULL);
+            items[i].len = len;
+            items[i].utf8 = utf8;
+        }
+    }
+    if (may_point)
+        return items;
+    buf = sv_2mortal(newSV(64));
     SvPOK_only(buf);
     SvCUR_set(buf, 0);
     for (i = 0; i < n; i++) {
@@ -333,6 +399,32 @@ str_sv(pTHX_ SV *sv, const DqsStrItem *it)
     return sv;
 }
 
+/* A new mortal string holding the item, made in one allocation of the
+ * right size (newSV(len) makes the PV), not sv_newmortal + sv_setpvn. The
+ * caller has made room on the mortal stack (EXTEND_MORTAL). */
+PERL_STATIC_INLINE SV *
+str_mortal(pTHX_ const DqsStrItem *it)
+{
+    SV *sv = newSV(it->len ? it->len : 1);
+    char *d = SvPVX(sv);
+    memcpy(d, it->ptr, it->len);
+    d[it->len] = '\0';
+    SvCUR_set(sv, it->len);
+    SvFLAGS(sv) |= SVf_POK | SVp_POK | SVs_TEMP | (it->utf8 ? SVf_UTF8 : 0);
+    PL_tmps_stack[++PL_tmps_ix] = sv;
+    return sv;
+}
+
+/* Push the items its[0..n) onto the Perl stack as new mortal strings. */
+#define PUSH_STRS(its, n)                                                                          \
+    STMT_START {                                                                                   \
+        size_t i_, n_ = (n);                                                                       \
+        EXTEND(SP, (SSize_t)n_);                                                                   \
+        EXTEND_MORTAL((SSize_t)n_);                                                                \
+        for (i_ = 0; i_ < n_; i_++)                                                                \
+            PUSHs(str_mortal(aTHX_ &(its)[i_]));                                                   \
+    } STMT_END
+
 /* Pop up to `want` items in one call and push them as mortal strings onto
  * the Perl stack (the caller has done PUTBACK; this leaves SP updated). */
 static void
@@ -340,11 +432,8 @@ str_pop_list(pTHX_ DqsQueue *q, size_t want, int has_budget, uint64_t budget)
 {
     dSP;
     const DqsStrItem *its;
-    size_t got, i;
-    got = dqs_str_pop_multi(q, want, has_budget, budget, 1, &its);
-    EXTEND(SP, (SSize_t)got);
-    for (i = 0; i < got; i++)
-        PUSHs(str_sv(aTHX_ sv_newmortal(), &its[i]));
+    size_t got = dqs_str_pop_multi(q, want, has_budget, budget, 1, &its);
+    PUSH_STRS(its, got);
     PUTBACK;
 }
 
@@ -758,10 +847,10 @@ push_multi(self, ...)
     Data::Queue::Shared::Int16::push_multi = 2
   PREINIT:
     dXSTARG;
-    int64_t *vals;
+    int64_t *vals, sbuf[STACK_VALUES];
     size_t n = (size_t)(items - 1), done;
   PPCODE:
-    vals = int_values(aTHX_ &ST(1), (SSize_t)n, ix, cv);
+    vals = int_values(aTHX_ &ST(1), (SSize_t)n, ix, cv, sbuf);
     done = dqs_int_push_multi(dqs_self(aTHX_ self, ix, cv), vals, n);
     XSprePUSH;
     PUSHu((UV)done);
@@ -776,13 +865,13 @@ push_wait_multi(self, timeout, ...)
     Data::Queue::Shared::Int16::push_wait_multi = 2
   PREINIT:
     dXSTARG;
-    int64_t *vals;
+    int64_t *vals, sbuf[STACK_VALUES];
     size_t n = (size_t)(items - 2), done = 0;
     DqsDeadline dl;
     int rc;
   PPCODE:
     dl = deadline_arg(aTHX_ timeout, ix, cv);
-    vals = int_values(aTHX_ &ST(2), (SSize_t)n, ix, cv);
+    vals = int_values(aTHX_ &ST(2), (SSize_t)n, ix, cv, sbuf);
     while (done < n) {
         DqsQueue *q = dqs_self(aTHX_ self, ix, cv);
         done += dqs_int_push_multi(q, vals + done, n - done);
@@ -811,7 +900,7 @@ pop_multi(self, count_sv)
   PREINIT:
     int64_t buf[POP_CHUNK];
     IV want;
-    size_t got, i;
+    size_t got;
     DqsQueue *q;
   PPCODE:
     want = pop_count_arg(aTHX_ count_sv, ix, cv);
@@ -819,9 +908,7 @@ pop_multi(self, count_sv)
     while (want > 0) {
         size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
         got = dqs_int_pop_multi(q, buf, chunk);
-        EXTEND(SP, (SSize_t)got);
-        for (i = 0; i < got; i++)
-            mPUSHi((IV)buf[i]);
+        PUSH_IVS(buf, got);
         want -= (IV)got;
         if (got < chunk)
             break;
@@ -839,7 +926,7 @@ drain(self, max_sv = NULL)
   PREINIT:
     int64_t buf[POP_CHUNK];
     UV want = UV_MAX;
-    size_t got, i;
+    size_t got;
     DqsQueue *q;
   PPCODE:
     if (max_sv) {
@@ -861,9 +948,7 @@ drain(self, max_sv = NULL)
     while (want > 0) {
         size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
         got = dqs_int_pop_multi(q, buf, chunk);
-        EXTEND(SP, (SSize_t)got);
-        for (i = 0; i < got; i++)
-            mPUSHi((IV)buf[i]);
+        PUSH_IVS(buf, got);
         want -= got;
         if (got < chunk)
             break;
@@ -882,7 +967,7 @@ pop_wait_multi(self, count_sv, timeout = NULL)
   PREINIT:
     int64_t buf[POP_CHUNK];
     IV want;
-    size_t got, i;
+    size_t got;
     DqsDeadline dl;
     int rc;
     DqsQueue *q;
@@ -898,15 +983,12 @@ pop_wait_multi(self, count_sv, timeout = NULL)
             PERL_ASYNC_CHECK();
         }
         if (rc == DQS_DONE) {
-            EXTEND(SP, 1);
-            mPUSHi((IV)buf[0]);
+            PUSH_IVS(buf, 1);
             want--;
             while (want > 0) {
                 size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
                 got = dqs_int_pop_multi(q, buf, chunk);
-                EXTEND(SP, (SSize_t)got);
-                for (i = 0; i < got; i++)
-                    mPUSHi((IV)buf[i]);
+                PUSH_IVS(buf, got);
                 want -= (IV)got;
                 if (got < chunk)
                     break;
@@ -1404,11 +1486,11 @@ push_multi(self, ...)
     SV *self
   PREINIT:
     dXSTARG;
-    DqsStrItem *vals;
+    DqsStrItem *vals, sbuf[STACK_VALUES];
     DqsError err;
     IV done;
   PPCODE:
-    vals = str_values(aTHX_ &ST(1), items - 1, CLASS_STR, cv);
+    vals = str_values(aTHX_ &ST(1), items - 1, CLASS_STR, cv, 1, sbuf);
     done = (IV)dqs_str_push_multi(dqs_self(aTHX_ self, CLASS_STR, cv), vals,
                                   (size_t)(items - 1), &err);
     if (done < 0)
@@ -1423,7 +1505,7 @@ push_wait_multi(self, timeout, ...)
     SV *timeout
   PREINIT:
     dXSTARG;
-    DqsStrItem *vals;
+    DqsStrItem *vals, sbuf[STACK_VALUES];
     DqsError err;
     DqsDeadline dl;
     size_t n = (size_t)(items - 2), done = 0;
@@ -1431,7 +1513,7 @@ push_wait_multi(self, timeout, ...)
     int rc;
   PPCODE:
     dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
-    vals = str_values(aTHX_ &ST(2), items - 2, CLASS_STR, cv);
+    vals = str_values(aTHX_ &ST(2), items - 2, CLASS_STR, cv, 0, sbuf);
     while (done < n) {
         DqsQueue *q = dqs_self(aTHX_ self, CLASS_STR, cv);
         got = (IV)dqs_str_push_multi(q, vals + done, n - done, &err);
@@ -1533,7 +1615,7 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
   PREINIT:
     const DqsStrItem *its;
     DqsStrItem first;
-    size_t got, i;
+    size_t got;
     IV want;
     uint64_t budget = 0;
     int has_budget, rc;
@@ -1553,16 +1635,13 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
         }
         if (rc == DQS_DONE) {
             uint64_t used = first.len;
-            EXTEND(SP, 1);
-            PUSHs(str_sv(aTHX_ sv_newmortal(), &first));
+            PUSH_STRS(&first, 1);
             want--;
             if (want > 0 && (!has_budget || used <= budget)) {
                 /* the first item was the one the budget always allows;
                  * the rest must fit in what is left of it */
                 got = dqs_str_pop_multi(q, (size_t)want, has_budget, budget - used, 0, &its);
-                EXTEND(SP, (SSize_t)got);
-                for (i = 0; i < got; i++)
-                    PUSHs(str_sv(aTHX_ sv_newmortal(), &its[i]));
+                PUSH_STRS(its, got);
             }
         }
     }
