@@ -60,6 +60,19 @@ struct fast_slot {
 };
 static struct fast_slot fast_slots[N_FAST][4];
 
+/* The slots describe the stashes and CVs of one interpreter: the first to
+ * load us. Under ithreads the stashes of interpreters that load us later
+ * never match (both are alive, so their addresses differ) and they take
+ * perl's own call; when the owner is destroyed its stashes are cleared from
+ * the slots, and the next interpreter to load us takes over. Boots and
+ * that release are serialised by the mutex. */
+#ifdef MULTIPLICITY
+static PerlInterpreter *fast_owner;
+#else
+static int fast_owner;
+#endif
+static pthread_mutex_t fast_mutex = PTHREAD_MUTEX_INITIALIZER;
+
 /* Calls that took the short cut, for the tests (Data::Queue::Shared::
  * _fastcall_hits): one add per call. */
 static UV fast_hits;
@@ -238,15 +251,46 @@ fast_sites(const OP *o)
     return n;
 }
 
+/* When the owning interpreter is destroyed: its stashes and CVs go. */
+static void
+fast_release(pTHX_ void *unused)
+{
+    size_t i;
+    int k;
+    PERL_UNUSED_ARG(unused);
+    pthread_mutex_lock(&fast_mutex);
+#ifdef MULTIPLICITY
+    if (fast_owner == aTHX) {
+#else
+    {
+#endif
+        for (i = 0; i < N_FAST; i++)
+            for (k = 0; k < 4; k++)
+                fast_slots[i][k].stash = NULL;
+        fast_owner = 0;
+    }
+    pthread_mutex_unlock(&fast_mutex);
+}
+
 /* At boot, after the XSUBs are installed. */
 static void
 fast_boot(pTHX)
 {
-    int k;
+    /* The order in which fast_method compares the classes: Int and Str,
+     * the common ones, first. */
+    static const int slot_class[4] = { 0, CLASS_STR, 1, 2 };
+    int j;
     size_t i;
-    for (k = 0; k < 4; k++)
+    wrap_op_checker(OP_ENTERSUB, fast_ck_entersub, &fast_next_ck_entersub);
+    pthread_mutex_lock(&fast_mutex);
+    if (fast_owner) {
+        pthread_mutex_unlock(&fast_mutex);
+        return;
+    }
+    for (j = 0; j < 4; j++)
         for (i = 0; i < N_FAST; i++) {
-            struct fast_slot *s = &fast_slots[i][k];
+            struct fast_slot *s = &fast_slots[i][j];
+            int k = slot_class[j];
             SV *full = sv_2mortal(newSVpvf("%s::%s", class_names[k], fast_names[i]));
             CV *cv = get_cvn_flags(SvPVX(full), SvCUR(full), 0);
             memset(s, 0, sizeof *s);
@@ -258,5 +302,11 @@ fast_boot(pTHX)
                 s->xsub = CvXSUB(cv);
             }
         }
-    wrap_op_checker(OP_ENTERSUB, fast_ck_entersub, &fast_next_ck_entersub);
+#ifdef MULTIPLICITY
+    fast_owner = aTHX;
+#else
+    fast_owner = 1;
+#endif
+    pthread_mutex_unlock(&fast_mutex);
+    call_atexit(fast_release, NULL);
 }
