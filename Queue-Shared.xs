@@ -281,21 +281,31 @@ int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int64_t *stackbuf)
 /* Push the integers buf[0..n) onto the Perl stack as new mortals. An IV
  * lives in the SV head (sv.h, SET_SVANY_FOR_BODYLESS_IV), so a new SV
  * needs no body and no sv_setiv upgrade: its any-pointer, flags and value
- * are all there is to set. Room on the Perl and mortal stacks is made once. */
-#define PUSH_IVS(buf, n)                                                                           \
-    STMT_START {                                                                                   \
-        size_t i_, n_ = (n);                                                                       \
-        EXTEND(SP, (SSize_t)n_);                                                                   \
-        EXTEND_MORTAL((SSize_t)n_);                                                                \
-        for (i_ = 0; i_ < n_; i_++) {                                                              \
-            SV *sv_ = newSV(0);                                                                    \
-            SET_SVANY_FOR_BODYLESS_IV(sv_);                                                        \
-            SvFLAGS(sv_) = SVt_IV | SVf_IOK | SVp_IOK | SVs_TEMP;                                  \
-            SvIV_set(sv_, (IV)(buf)[i_]);                                                          \
-            PL_tmps_stack[++PL_tmps_ix] = sv_;                                                     \
-            PUSHs(sv_);                                                                            \
-        }                                                                                          \
-    } STMT_END
+ * are all there is to set. Room on the Perl and mortal stacks is made
+ * once; newSV touches neither, so their tops stay in registers. Returns
+ * the new stack pointer. */
+static SV **
+push_ivs(pTHX_ SV **sp, const int64_t *buf, size_t n)
+{
+    SSize_t ix;
+    SV **tmps;
+    size_t i;
+    EXTEND(sp, (SSize_t)n);
+    EXTEND_MORTAL((SSize_t)n);
+    ix = PL_tmps_ix;
+    tmps = PL_tmps_stack;
+    for (i = 0; i < n; i++) {
+        SV *sv = newSV(0);
+        SET_SVANY_FOR_BODYLESS_IV(sv);
+        SvFLAGS(sv) = SVt_IV | SVf_IOK | SVp_IOK | SVs_TEMP;
+        SvIV_set(sv, (IV)buf[i]);
+        tmps[++ix] = sv;
+        *++sp = sv;
+    }
+    PL_tmps_ix = ix;
+    return sp;
+}
+#define PUSH_IVS(buf, n) (SP = push_ivs(aTHX_ SP, (buf), (n)))
 
 #define POP_CHUNK 256
 
@@ -399,31 +409,34 @@ str_sv(pTHX_ SV *sv, const DqsStrItem *it)
     return sv;
 }
 
-/* A new mortal string holding the item, made in one allocation of the
- * right size (newSV(len) makes the PV), not sv_newmortal + sv_setpvn. The
- * caller has made room on the mortal stack (EXTEND_MORTAL). */
-PERL_STATIC_INLINE SV *
-str_mortal(pTHX_ const DqsStrItem *it)
+/* Push the items its[0..n) onto the Perl stack as new mortal strings,
+ * each made in one allocation of the right size (newSV(len) makes the PV),
+ * not sv_newmortal + sv_setpvn. Stacks extended once, as push_ivs. */
+static SV **
+push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
 {
-    SV *sv = newSV(it->len ? it->len : 1);
-    char *d = SvPVX(sv);
-    memcpy(d, it->ptr, it->len);
-    d[it->len] = '\0';
-    SvCUR_set(sv, it->len);
-    SvFLAGS(sv) |= SVf_POK | SVp_POK | SVs_TEMP | (it->utf8 ? SVf_UTF8 : 0);
-    PL_tmps_stack[++PL_tmps_ix] = sv;
-    return sv;
+    SSize_t ix;
+    SV **tmps;
+    size_t i;
+    EXTEND(sp, (SSize_t)n);
+    EXTEND_MORTAL((SSize_t)n);
+    ix = PL_tmps_ix;
+    tmps = PL_tmps_stack;
+    for (i = 0; i < n; i++) {
+        const DqsStrItem *it = &its[i];
+        SV *sv = newSV(it->len ? it->len : 1);
+        char *d = SvPVX(sv);
+        memcpy(d, it->ptr, it->len);
+        d[it->len] = '\0';
+        SvCUR_set(sv, it->len);
+        SvFLAGS(sv) |= SVf_POK | SVp_POK | SVs_TEMP | (it->utf8 ? SVf_UTF8 : 0);
+        tmps[++ix] = sv;
+        *++sp = sv;
+    }
+    PL_tmps_ix = ix;
+    return sp;
 }
-
-/* Push the items its[0..n) onto the Perl stack as new mortal strings. */
-#define PUSH_STRS(its, n)                                                                          \
-    STMT_START {                                                                                   \
-        size_t i_, n_ = (n);                                                                       \
-        EXTEND(SP, (SSize_t)n_);                                                                   \
-        EXTEND_MORTAL((SSize_t)n_);                                                                \
-        for (i_ = 0; i_ < n_; i_++)                                                                \
-            PUSHs(str_mortal(aTHX_ &(its)[i_]));                                                   \
-    } STMT_END
+#define PUSH_STRS(its, n) (SP = push_strs(aTHX_ SP, (its), (n)))
 
 /* Pop up to `want` items in one call and push them as mortal strings onto
  * the Perl stack (the caller has done PUTBACK; this leaves SP updated). */
