@@ -22,9 +22,10 @@
  *    holds the XSUB CV registered at boot, still an XSUB with our function
  *    (redefinition, `local *...::push = sub {}`, deleting the glob, `undef
  *    &...::push` all change one of these);
- *  - the entersub is a plain call: not compiled under the debugger
- *    (OPpENTERSUB_DB), not in lvalue or dereferencing context, @_ not
- *    passed through.
+ *  - the entersub is perl's own (a profiler such as Devel::NYTProf that
+ *    replaced pp_entersub sees every call) and a plain call: not compiled
+ *    under the debugger (OPpENTERSUB_DB), not in lvalue or dereferencing
+ *    context, @_ not passed through.
  *
  * Then it does what pp_entersub does for an XSUB, minus the method lookup
  * and the checks the guard has made: PL_op becomes the entersub (so dXSTARG,
@@ -37,6 +38,9 @@
  */
 
 #define FASTCALL_HINT "Data::Queue::Shared/methods"
+
+/* perl's own pp_entersub (pp_proto.h, which only the core includes). */
+PERL_CALLCONV OP *Perl_pp_entersub(pTHX);
 
 /* The method names taken over; each class's XSUB of that name (if it has
  * one) is registered at boot. */
@@ -132,7 +136,7 @@ fast_method(pTHX_ const int m)
     cv = s->cv;
     if (GvCV(s->gv) != cv || CvXSUB(cv) != s->xsub || !CvISXSUB(cv))
         goto slow;
-    if (ent->op_type != OP_ENTERSUB || !(ent->op_flags & OPf_STACKED)
+    if (ent->op_ppaddr != Perl_pp_entersub || !(ent->op_flags & OPf_STACKED)
         || (ent->op_private & (OPpENTERSUB_DB | OPpLVAL_INTRO | OPpDEREF)) || PL_curcopdb)
         goto slow;
     k = s->k;

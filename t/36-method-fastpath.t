@@ -360,6 +360,19 @@ PM
         . ' $q->push("a"); print $q->pop, $q->size', '-d'), 'a0', 'perl -d (non-interactive) runs the calls';
 };
 
+SKIP: {
+    skip 'Devel::NYTProf is not installed', 1 unless eval { require Devel::NYTProf::Data; 1 };
+    subtest 'a profiler that replaced pp_entersub sees every call' => sub {
+        local $ENV{NYTPROF} = "file=$dir/nytprof.out";
+        is run_perl('use Data::Queue::Shared; my $q = Data::Queue::Shared::Int->new(undef, 4);'
+            . ' for (1 .. 3) { $q->push($_); $q->pop } print Data::Queue::Shared::_fastcall_hits()',
+            '-d:NYTProf'), '0', 'no short cut';
+        my $p = Devel::NYTProf::Data->new({ filename => "$dir/nytprof.out", quiet => 1 });
+        my $push = $p->subinfo_of('Data::Queue::Shared::Int::push');
+        is $push && $push->calls, 3, 'the profiler counted the calls';
+    };
+}
+
 subtest 'fork' => sub {
     my ($fast) = pair('my $q = shift; $q->push(@_)');
     my $q = Data::Queue::Shared::Int->new(undef, 8);
