@@ -27,14 +27,20 @@
  *    under the debugger (OPpENTERSUB_DB), not in lvalue or dereferencing
  *    context, @_ not passed through.
  *
- * Then it does what pp_entersub does for an XSUB, minus the method lookup
- * and the checks the guard has made: PL_op becomes the entersub (so dXSTARG,
- * GIMME_V, croak and caller see what they see on the normal path), the
- * XSUB runs on the arguments already on the stack, a scalar-context result
- * is trimmed to one value as pp_entersub does, and what the XSUB saved on
- * the save stack is released. The queue work is the XSUB's own: conversions,
- * croak texts, signal dispatch and results cannot differ. Anything else
- * runs perl's own method_named, untouched.
+ * Then PL_op becomes the entersub (so TARG, GIMME_V, croak and caller see
+ * what they see on the normal path). push, pop, peek, size, push_front and
+ * pop_back with the right number of arguments run in place through the
+ * helpers the keyword ops use (Queue-Shared.xs, op_int_push ...), which do
+ * what those XSUBs do, croak texts naming the method. Every other call does
+ * what pp_entersub does for an XSUB, minus the method lookup and the checks
+ * the guard has made: the XSUB runs on the arguments already on the stack, a
+ * scalar-context result is trimmed to one value, and what the XSUB saved on
+ * the save stack is released. Either way conversions, croak texts, signal
+ * dispatch and results are the XSUBs'. Anything else runs perl's own
+ * method_named, untouched.
+ *
+ * Measured with ../shared/bench/perl-instructions.sh: an Int push + pop
+ * pair 1,572 -> 742 instructions, a Str pair of 50 bytes 1,868 -> 990.
  */
 
 #define FASTCALL_HINT "Data::Queue::Shared/methods"
