@@ -356,6 +356,7 @@
 
 pub mod any;
 mod arena;
+mod compress;
 mod error;
 pub mod ffi;
 mod futex;
@@ -413,4 +414,10 @@ pub struct Stats {
     pub lock_acquired: u64,
     /// Str: acquisitions that found the lock held.
     pub lock_contended: u64,
+    /// Str: items stored compressed, ever (see `StrQueue::set_compress`).
+    pub compressed: u64,
+    /// Str: arena bytes those items did not take, ever: the sum of each
+    /// one's length rounded up to 8 minus its compressed length rounded up
+    /// to 8.
+    pub compressed_saved: u64,
 }
