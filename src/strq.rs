@@ -2713,6 +2713,39 @@ mod tests {
         assert!(out.is_empty());
     }
 
+    /// A zstd frame (level 1, content size and checksum) of "hello" x 6
+    /// joined by spaces, as another build's producer would store it.
+    const HELLO_FRAME: [u8; 25] = [
+        0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x23, 0x65, 0x00, 0x00, 0x30, 0x68, 0x65, 0x6c, 0x6c, 0x6f,
+        0x20, 0x01, 0x00, 0xb9, 0x4b, 0x11, 0x2b, 0xe1, 0x68, 0xe7,
+    ];
+
+    #[test]
+    fn a_compressed_item_from_another_build_reads_back_or_names_the_feature() {
+        let q = StrQueue::anonymous(4, 4096).unwrap();
+        q.push(&HELLO_FRAME, true).unwrap();
+        q.push(b"next", false).unwrap();
+        // Flag it compressed, as a producer with compression on would.
+        let s = q.slot(0);
+        let len = s.len.load(Ordering::Relaxed);
+        s.len.store(len | LEN_PACKED, Ordering::Relaxed);
+        let mut out = Vec::new();
+        let r = q.pop_checked(false, &mut out);
+        if cfg!(feature = "zstd") {
+            assert_eq!(r.unwrap(), Some(true));
+            assert_eq!(out, b"hello hello hello hello hello hello");
+        } else {
+            let e = r.unwrap_err();
+            assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
+            assert!(e.to_string().contains("lacks the zstd feature"), "{e}");
+            assert!(out.is_empty());
+        }
+        // Either way the item is gone and the queue goes on.
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop(false, &mut out), Some(false));
+        assert_eq!(out, b"next");
+    }
+
     #[test]
     fn empty_string_is_an_item() {
         let q = StrQueue::anonymous(2, 0).unwrap();

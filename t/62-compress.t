@@ -253,6 +253,17 @@ subtest 'a scribbled compressed item croaks on the pop that meets it; the queue 
         eval q{ use Data::Queue::Shared::Str; my $x = q_str_pop $q; 1 } and fail('no croak');
         like($@, qr/->q_str_pop: compressed item of \d+ bytes is corrupt/, 'the keyword croaks');
     }
+    # A plain item whose slot gains the compressed flag (bit 31 of len).
+    $q->compress(0);
+    $q->push('plain item, not a frame');
+    $q->push('then this');
+    my $len_at = 320 + 16 * 0 + 4;
+    my $plain_len = DQSTest::header_u32($path, $len_at);
+    scribble($path, $len_at, pack("V", $plain_len | 0x80000000));
+    eval { $q->pop };
+    like($@, qr/->pop: compressed item of 23 bytes is corrupt \(no zstd frame header/,
+         'a slot flagged compressed over plain bytes croaks');
+    is($q->pop, 'then this', 'and the queue goes on');
     $q->push('fine');
     is($q->pop, 'fine', 'still working');
     unlink $path;
