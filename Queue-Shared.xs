@@ -430,13 +430,12 @@ kw_str_pop(pTHX_ int peek, const char *kw)
     dTARGET;
     SV *self = *PL_stack_sp;
     DqsStrItem it;
-    DqsQueue *q;
     int rc;
     SvGETMAGIC(self);
-    q = dqs_self_as(aTHX_ self, CLASS_STR, NULL, kw);
-    if ((rc = dqs_str_pop(q, 0, peek, &it)) != DQS_DONE) {
+    if ((rc = dqs_str_pop(dqs_self_as(aTHX_ self, CLASS_STR, NULL, kw), 0, peek, &it))
+        != DQS_DONE) {
         if (rc == DQS_ERROR)
-            str_pop_failed(aTHX_ q, NULL, kw);
+            str_pop_failed(aTHX_ dqs_self_as(aTHX_ *PL_stack_sp, CLASS_STR, NULL, kw), NULL, kw);
         KW_RETURN1(&PL_sv_undef);
     }
     str_sv(aTHX_ TARG, &it);
@@ -1341,13 +1340,14 @@ pop(self)
   PREINIT:
     dXSTARG;
     DqsStrItem it;
-    DqsQueue *q;
     int rc;
   PPCODE:
-    q = dqs_self(aTHX_ self, CLASS_STR, cv);
-    if ((rc = dqs_str_pop(q, ix == 1, ix == 2, &it)) != DQS_DONE) {
+    if ((rc = dqs_str_pop(dqs_self(aTHX_ self, CLASS_STR, cv), ix == 1, ix == 2, &it))
+        != DQS_DONE) {
+        /* the handle fetched again (ST(0) is still there): keeping it
+         * across the call would cost the usual case */
         if (rc == DQS_ERROR)
-            str_pop_failed(aTHX_ q, cv, NULL);
+            str_pop_failed(aTHX_ dqs_self(aTHX_ ST(0), CLASS_STR, cv), cv, NULL);
         XSRETURN_UNDEF;
     }
     str_sv(aTHX_ TARG, &it);

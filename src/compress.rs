@@ -451,3 +451,25 @@ mod tests {
         assert!(out.is_empty());
     }
 }
+#[cfg(all(test, not(loom), feature = "zstd"))]
+mod timing {
+    #[test]
+    #[ignore]
+    fn time_codec() {
+        let d: Vec<u8> = (1..100)
+            .flat_map(|i| format!("{{\"id\":{i},\"name\":\"item {i}\",\"price\":{},\"tags\":[\"a\",\"b\"]}},", i * 37 % 1000).into_bytes())
+            .collect();
+        let mut f = Vec::new();
+        let mut o = Vec::new();
+        let t = std::time::Instant::now();
+        for _ in 0..10000 {
+            assert!(super::encode(&d, 3, &mut f));
+        }
+        let e = t.elapsed();
+        let t = std::time::Instant::now();
+        for _ in 0..10000 {
+            super::decode(&f, &mut o).unwrap();
+        }
+        eprintln!("{} -> {} bytes: encode {:?}, decode {:?} per item", d.len(), f.len(), e / 10000, t.elapsed() / 10000);
+    }
+}

@@ -202,8 +202,9 @@ struct Scratch {
     bytes: Vec<u8>,
     ranges: Vec<(usize, usize, bool)>,
     items: Vec<DqsStrItem>,
-    /// Why the last pop, peek or batch on this handle failed (an item it
-    /// could not decode), for `dqs_str_error`.
+    /// Why the last failed pop, peek or batch on this handle failed (an
+    /// item it could not decode), until `dqs_str_error` takes it. Not
+    /// cleared by every call: that would cost the hot paths a test.
     error: Option<Error>,
 }
 
@@ -213,9 +214,6 @@ const SCRATCH_KEEP: usize = 1 << 20;
 
 impl Scratch {
     fn reset(&mut self) {
-        if self.error.is_some() {
-            self.error = None;
-        }
         self.bytes.clear();
         self.ranges.clear();
         self.items.clear();
@@ -968,13 +966,14 @@ fn failed(sc: &mut Scratch, e: Error) -> c_int {
     DQS_ERROR
 }
 
-/// Why the last pop, peek or batch pop on this Str handle failed: a
-/// compressed item it could not decode (`DQS_E_CORRUPT`: its bytes were
-/// scribbled over; `DQS_E_UNSUPPORTED`: this build lacks the `zstd`
-/// feature). Fills `*err` and returns `DQS_ERROR` when that call failed
-/// (`dqs_str_pop()` and `dqs_str_pop_wait()` then returned `DQS_ERROR`,
-/// `dqs_str_pop_multi()` 0), else returns `DQS_DONE` and leaves `*err`
-/// alone. Valid until the next Str call on this handle.
+/// Why a pop, peek or batch pop on this Str handle failed: a compressed
+/// item it could not decode (`DQS_E_CORRUPT`: its bytes were scribbled
+/// over; `DQS_E_UNSUPPORTED`: this build lacks the `zstd` feature). Call
+/// it right after `dqs_str_pop()` or `dqs_str_pop_wait()` returned
+/// `DQS_ERROR`, or `dqs_str_pop_multi()` returned 0: it then fills `*err`,
+/// forgets the error and returns `DQS_ERROR`. It returns `DQS_DONE`
+/// (`*err` untouched) when there is no error to report (a batch that
+/// returned 0 found the queue empty).
 ///
 /// # Safety
 /// Live handle, not used concurrently by another thread; `err` null or
@@ -982,10 +981,10 @@ fn failed(sc: &mut Scratch, e: Error) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn dqs_str_error(q: *const DqsQueue, err: *mut DqsError) -> c_int {
     // SAFETY: live handle, exclusive use of its scratch (the C contract).
-    let sc = unsafe { &*(*q).scratch.get() };
-    match &sc.error {
+    let sc = unsafe { &mut *(*q).scratch.get() };
+    match sc.error.take() {
         Some(e) => {
-            set_error(err, e);
+            set_error(err, &e);
             DQS_ERROR
         }
         None => DQS_DONE,
@@ -1080,6 +1079,12 @@ pub unsafe extern "C" fn dqs_str_pop_multi(
     sc.reset();
     let budget = (has_budget != 0).then_some(max_bytes);
     let got = match sq.pop_multi_checked(n, budget, first_exempt != 0, &mut sc.bytes, &mut sc.ranges) {
+        // 0 items: no error left over from an earlier call for
+        // `dqs_str_error()` to report.
+        Ok(0) => {
+            sc.error = None;
+            0
+        }
         Ok(got) => got,
         Err(e) => {
             failed(sc, e);

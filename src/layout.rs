@@ -1,4 +1,4 @@
-//! The on-disk (and in-memory) format: a fixed 256-byte header, then the
+//! The on-disk (and in-memory) format: a fixed 320-byte header, then the
 //! slot array, then (Str only) the byte arena.
 //!
 //! Everything here is `#[repr(C)]`, holds offsets rather than pointers and

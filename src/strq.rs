@@ -1530,6 +1530,7 @@ impl StrQueue {
     /// assert_eq!(q.pop_checked(false, &mut buf)?, None);
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
+    #[inline(always)]
     pub fn pop_checked(&self, back: bool, out: &mut Vec<u8>) -> Result<Option<bool>> {
         let r = self.pop_raw(back, out);
         if r.is_none() {
