@@ -220,7 +220,11 @@ thread_local! {
 fn encode(src: &[u8], level: i32, dst: &mut Vec<u8>) -> bool {
     use zstd_safe::CParameter;
     dst.clear();
-    if src.is_empty() || dst.try_reserve(zstd_safe::compress_bound(src.len())).is_err() {
+    if src.is_empty()
+        || dst
+            .try_reserve(zstd_safe::compress_bound(src.len()))
+            .is_err()
+    {
         return false;
     }
     CCTX.with(|c| {
@@ -231,7 +235,9 @@ fn encode(src: &[u8], level: i32, dst: &mut Vec<u8>) -> bool {
         let Some(cctx) = c.as_mut() else {
             return false;
         };
-        if cctx.set_parameter(CParameter::CompressionLevel(level)).is_err()
+        if cctx
+            .set_parameter(CParameter::CompressionLevel(level))
+            .is_err()
             || cctx.set_parameter(CParameter::ChecksumFlag(true)).is_err()
         {
             return false;
@@ -271,7 +277,10 @@ fn decode_sized(src: &[u8], size: usize, dst: &mut Vec<u8>) -> Result<()> {
     let stored = src.len();
     dst.clear();
     if dst.try_reserve_exact(size).is_err() {
-        return Err(corrupt(stored, &format!("cannot allocate the {size} bytes it declares")));
+        return Err(corrupt(
+            stored,
+            &format!("cannot allocate the {size} bytes it declares"),
+        ));
     }
     DCTX.with(|d| {
         let mut d = d.borrow_mut();
@@ -377,7 +386,10 @@ mod tests {
         // Single segment, 1-byte size.
         assert_eq!(content_size(&[0x28, 0xB5, 0x2F, 0xFD, 0x20, 42]), Some(42));
         // 2-byte size (+256), with a window descriptor.
-        assert_eq!(content_size(&[0x28, 0xB5, 0x2F, 0xFD, 0x40, 0x58, 1, 0]), Some(257));
+        assert_eq!(
+            content_size(&[0x28, 0xB5, 0x2F, 0xFD, 0x40, 0x58, 1, 0]),
+            Some(257)
+        );
         // 4-byte size with a 1-byte dictionary id, single segment.
         assert_eq!(
             content_size(&[0x28, 0xB5, 0x2F, 0xFD, 0xA1, 7, 0x10, 0x27, 0, 0]),
@@ -436,7 +448,10 @@ mod tests {
             let mut bad = frame.clone();
             bad[i] ^= 0x5A;
             let r = decode(&bad, &mut out);
-            assert!(r.is_err() || out == text, "byte {i}: decoded to other bytes");
+            assert!(
+                r.is_err() || out == text,
+                "byte {i}: decoded to other bytes"
+            );
         }
     }
 
@@ -449,27 +464,5 @@ mod tests {
         assert!(matches!(e, Error::Unsupported(_)));
         assert!(e.to_string().contains("zstd feature"), "{e}");
         assert!(out.is_empty());
-    }
-}
-#[cfg(all(test, not(loom), feature = "zstd"))]
-mod timing {
-    #[test]
-    #[ignore]
-    fn time_codec() {
-        let d: Vec<u8> = (1..100)
-            .flat_map(|i| format!("{{\"id\":{i},\"name\":\"item {i}\",\"price\":{},\"tags\":[\"a\",\"b\"]}},", i * 37 % 1000).into_bytes())
-            .collect();
-        let mut f = Vec::new();
-        let mut o = Vec::new();
-        let t = std::time::Instant::now();
-        for _ in 0..10000 {
-            assert!(super::encode(&d, 3, &mut f));
-        }
-        let e = t.elapsed();
-        let t = std::time::Instant::now();
-        for _ in 0..10000 {
-            super::decode(&f, &mut o).unwrap();
-        }
-        eprintln!("{} -> {} bytes: encode {:?}, decode {:?} per item", d.len(), f.len(), e / 10000, t.elapsed() / 10000);
     }
 }

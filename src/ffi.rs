@@ -1078,19 +1078,20 @@ pub unsafe extern "C" fn dqs_str_pop_multi(
     };
     sc.reset();
     let budget = (has_budget != 0).then_some(max_bytes);
-    let got = match sq.pop_multi_checked(n, budget, first_exempt != 0, &mut sc.bytes, &mut sc.ranges) {
-        // 0 items: no error left over from an earlier call for
-        // `dqs_str_error()` to report.
-        Ok(0) => {
-            sc.error = None;
-            0
-        }
-        Ok(got) => got,
-        Err(e) => {
-            failed(sc, e);
-            0
-        }
-    };
+    let got =
+        match sq.pop_multi_checked(n, budget, first_exempt != 0, &mut sc.bytes, &mut sc.ranges) {
+            // 0 items: no error left over from an earlier call for
+            // `dqs_str_error()` to report.
+            Ok(0) => {
+                sc.error = None;
+                0
+            }
+            Ok(got) => got,
+            Err(e) => {
+                failed(sc, e);
+                0
+            }
+        };
     let base = sc.bytes.as_ptr();
     sc.items
         .extend(sc.ranges.iter().map(|&(start, len, utf8)| DqsStrItem {

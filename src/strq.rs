@@ -1864,10 +1864,7 @@ impl StrQueue {
         for (b, _) in items {
             self.check(b.len())?;
         }
-        Ok(self.push_multi_stored(
-            items.len(),
-            items.iter().map(|&(b, utf8)| (b, utf8, None)),
-        ))
+        Ok(self.push_multi_stored(items.len(), items.iter().map(|&(b, utf8)| (b, utf8, None))))
     }
 
     /// [`StrQueue::push_multi`] of `len` checked items to store, each

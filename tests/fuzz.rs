@@ -503,7 +503,8 @@ fn str_ops(q: &StrQueue, rng: &mut Rng, st: &Status, n: u64) {
             16 => {
                 st.enter(21);
                 let min = [0, 1, 64, 500][rng.below(4) as usize];
-                q.set_compress(min, [1, 3, -1][rng.below(3) as usize]).unwrap();
+                q.set_compress(min, [1, 3, -1][rng.below(3) as usize])
+                    .unwrap();
             }
             2 => {
                 st.enter(13);
