@@ -1271,7 +1271,7 @@ mod tests {
         let j = stats_json(Path::new("/t/q"), Variant::Int16, &s);
         assert!(j.starts_with("{\"path\":\"/t/q\",\"type\":\"Int16\",\"size\":1,\"capacity\":2,"));
         assert!(!j.contains("arena"));
-        assert!(stats_json(Path::new("q"), Variant::Str, &s).contains("\"lock_contended\":0}"));
+        assert!(stats_json(Path::new("q"), Variant::Str, &s).contains("\"compressed_saved\":0}"));
     }
 
     #[test]
