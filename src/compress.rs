@@ -24,6 +24,7 @@
 //! a build that has it) fails with an error naming the feature.
 
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::error::{Error, Result};
 use crate::layout::MAX_ITEM;
@@ -120,20 +121,37 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
+/// Failures recorded and not yet taken, in all threads: the test an empty
+/// pop makes, one load of a global (a thread-local costs a call to
+/// `__tls_get_addr` in the shared object Perl loads). A failing pop takes
+/// its own failure before it returns, so this is non-zero only briefly.
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
 /// Record why the pop in progress on this thread failed.
 #[cold]
 pub(crate) fn fail(e: Error) {
     FAILURE.with(|f| *f.borrow_mut() = Some(e));
     FAILED.with(|f| f.set(true));
+    PENDING.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The failure recorded by this thread's pop in progress, if any (cleared).
-#[inline]
+#[inline(always)]
 pub(crate) fn take_failure() -> Option<Error> {
+    if PENDING.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    take_failure_here()
+}
+
+#[cold]
+#[inline(never)]
+fn take_failure_here() -> Option<Error> {
     if !FAILED.with(Cell::get) {
         return None;
     }
     FAILED.with(|f| f.set(false));
+    PENDING.fetch_sub(1, Ordering::Relaxed);
     FAILURE.with(|f| f.borrow_mut().take())
 }
 
