@@ -1845,8 +1845,10 @@ impl StrQueue {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn push_multi(&self, items: &[(&[u8], bool)]) -> Result<usize> {
-        // HOOK(compress): compress what this handle compresses, first.
-        if items.iter().any(|(b, _)| self.packs(b)) {
+        // HOOK(compress): compress what this handle compresses, first (no
+        // look at the items when it is off).
+        let min = self.compress.min.load(Ordering::Relaxed);
+        if min != u64::MAX && items.iter().any(|(b, _)| b.len() as u64 >= min) {
             let level = self.compress.level.load(Ordering::Relaxed);
             let wants = |len: usize| len as u64 >= self.compress.min.load(Ordering::Relaxed);
             return compress::with_packed_batch(items, wants, level, |stored| {
