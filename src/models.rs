@@ -20,6 +20,10 @@
 //!   takes the lock, half-updates the protected state and never unlocks):
 //!   exactly one waiter recovers, sees the half update, repairs it, and
 //!   every waiter gets the lock; a live holder is never taken over.
+//! * the Str look without the lock (the item count stored in `current`
+//!   by each commit): a pop that saw a push happen is never told "empty",
+//!   and a producer and a consumer polling with non-blocking calls move
+//!   every item, with the count in `current` and in the copy agreeing.
 
 use crate::futex::Deadline;
 use crate::layout::{str_current, str_current_count};

@@ -154,7 +154,9 @@
 //! every operation writes anyway (the lock's). The loom models
 //! `loom_str_look_*` check the look against pushes it must see. A hostile
 //! count only misreports "empty" or "full" until the next commit rewrites
-//! it.
+//! it. Measured with callgrind (`examples/str_pair.rs`, instructions): a
+//! pop of an empty queue went from 79 to 50; the look costs a 50-byte
+//! push+pop pair 10 (243 to 253; with 100 items queued, 296 to 305).
 //!
 //! # Waiting
 //!

@@ -1829,6 +1829,22 @@ fewer items than C<N>; the rate is comparable all the same.
 
 =item *
 
+A sixth section, C<CROSS-PROCESS, NON-BLOCKING>, is the pattern of the
+original module's own benchmark, so that its published cross-process
+numbers can be set beside ours: a forked child pushes C<N> items with the
+non-blocking C<push>, retrying while the queue is full, and the parent
+pops non-blocking until it has C<N>, on a queue of 1,048,576 slots
+(created before the timer starts), integers and 50-byte strings. Its
+L<MCE::Queue> rows are measured as that benchmark measures them: one MCE
+worker enqueues all C<N> items, the manager runs it to completion, then
+drains the queue with C<dequeue_nb>; each of our rows is compared with
+the MCE row of the same kind of item. The last line is the median, over
+the runs, of our string rate divided by our integer rate in the same run.
+C<DQS_BENCH_SECTION=NON-BLOCKING> (a pattern matched against the section
+titles) runs that section alone.
+
+=item *
+
 In each section one row per queue, fastest first: items per second, and
 the ratio to L<MCE::Queue> in the same section (C<1.0x>). Our classes
 appear as method calls and, when the keywords were built, as keywords.
