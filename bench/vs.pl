@@ -7,6 +7,7 @@
 # N items per case (default 200000); with RUNS > 1 every case runs RUNS
 # times, interleaved with the other cases of its section, and the median
 # rate is shown (this machine class is noisy; 3 is a good value).
+# DQS_BENCH_SECTION=REGEX runs only the sections whose titles match.
 use strict;
 use warnings;
 use POSIX ();
@@ -54,12 +55,14 @@ sub median {
     @s % 2 ? $s[$#s / 2] : ($s[@s / 2 - 1] + $s[@s / 2]) / 2;
 }
 
-# A section is a title and cases [name, needed module or undef, code]. A
-# code ref returns a rate or dies with a short reason; a plain string
-# instead of code says why the peer has no row here. MCE::Queue's rate is
-# the 1.0x of the ratio column.
+# A section is a title and cases [name, needed module or undef, code,
+# optional ratio base]. A code ref returns a rate or dies with a short
+# reason; a plain string instead of code says why the peer has no row here.
+# The rate of the base case (default MCE::Queue) is the 1.0x of the ratio
+# column. Returns the rates of every run, by case name.
 sub section {
     my ($title, @cases) = @_;
+    return {} if defined $ENV{DQS_BENCH_SECTION} && $title !~ /$ENV{DQS_BENCH_SECTION}/;
     print "\n$title\n";
     my (%rates, @skips);
     for my $c (@cases) {
@@ -92,13 +95,15 @@ sub section {
         }
     }
     my %rate = map { $_ => median(@{ $rates{$_} }) } keys %rates;
-    my $mce = $rate{'MCE::Queue'};
+    my %base = map { $_->[0] => $_->[3] // 'MCE::Queue' } @cases;
     for my $name (sort { $rate{$b} <=> $rate{$a} } keys %rate) {
+        my $mce = $rate{ $base{$name} };
         my $ratio = $mce ? sprintf('%6.1fx', $rate{$name} / $mce) : '';
         printf "  %-34s %10s %s\n", $name, fmt_rate($rate{$name}), $ratio;
     }
     push @skips, map { [$_, $failed{$_}] } sort keys %failed;
     printf "  %-34s %s\n", $_->[0], substr("skipped: $_->[1]", 0, 40) for @skips;
+    return \%rates;
 }
 
 # ---- single-process, interleaved push+pop ---------------------------------
@@ -312,6 +317,43 @@ sub mce_cross {
     $r;
 }
 
+# ---- cross-process, non-blocking calls -----------------------------------
+
+# The pattern of the original module's own cross-process benchmark, so that
+# our rates can be set beside the ones published for it: a forked child
+# pushes N items with the non-blocking push, retrying while the queue is
+# full; the parent pops non-blocking until it has N. The queue has
+# 1,048,576 slots, as there, but is created before the timer starts (what
+# creation costs is not what this row measures).
+my $NB_CAP = 1 << 20;
+
+sub our_cross_nb {
+    my ($class, $v) = @_;
+    my $q = $class->new(undef, $NB_CAP);
+    cross(sub { for (1 .. $_[0]) { 1 until $q->push($v) } },
+          sub { defined($q->pop) ? 1 : 0 });
+}
+
+# MCE::Queue as that benchmark measures it: one MCE worker enqueues all N
+# items, the manager runs it to completion, then drains the queue with
+# dequeue_nb. (Its items reach the manager as messages while the worker
+# runs, so the drain itself only empties the manager's local list.)
+sub mce_cross_nb {
+    my ($v) = @_;
+    my $q = MCE::Queue->new;
+    my $mce = MCE->new(max_workers => 1, user_func => sub { $q->enqueue($v) for 1 .. $N });
+    my $t = time;
+    local $SIG{ALRM} = sub { die "timed out\n" };
+    alarm 120;
+    $mce->run(0);
+    my $got = 0;
+    while ($got < $N) { $got++ if defined $q->dequeue_nb }
+    alarm 0;
+    my $r = rate($N, time - $t);
+    $mce->shutdown;
+    $r;
+}
+
 # Thread::Queue works between threads, not processes: its producer is a
 # thread. threads must be loaded before threads::shared (and would switch
 # MCE to threads), so it runs in a fresh perl.
@@ -443,3 +485,18 @@ section('CROSS-PROCESS (1 producer + 1 consumer, ~50B strings)',
     ['Shared::Str', undef, sub { our_cross('Data::Queue::Shared::Str', $MSG) }],
     peers(\@peers_cross, $MSG),
 );
+
+my $nb = section('CROSS-PROCESS, NON-BLOCKING (child pushes, retrying when full; parent pops until N)',
+    ['Shared::Int',                undef,        sub { our_cross_nb('Data::Queue::Shared::Int', 42) }],
+    ['Shared::Str (~50B)',         undef,        sub { our_cross_nb('Data::Queue::Shared::Str', $MSG) },
+        'MCE::Queue (~50B)'],
+    ['MCE::Queue',                 'MCE::Queue', sub { mce_cross_nb(42) }],
+    ['MCE::Queue (~50B)',          'MCE::Queue', sub { mce_cross_nb($MSG) }, 'MCE::Queue (~50B)'],
+);
+# Strings against integers, run by run (the two rows of a run are measured
+# one right after the other; the median of those ratios is steadier than
+# the ratio of the medians on a noisy machine).
+my ($ni, $ns) = @$nb{'Shared::Int', 'Shared::Str (~50B)'};
+if ($ni && $ns && @$ni == @$ns) {
+    printf "  %-34s %10.2f\n", 'Shared::Str / Shared::Int', median(map { $ns->[$_] / $ni->[$_] } 0 .. $#$ni);
+}

@@ -8,8 +8,8 @@
 //! ```text
 //! offset  line  contents
 //!      0     0  geometry, written once at create, read-only afterwards
-//!     64     1  consumer side: head, pop_empty, Str read-side state
-//!    128     2  producer side: tail, push_full, Str write-side state
+//!     64     1  consumer side: head, pop_empty; Str: state copy 0
+//!    128     2  producer side: tail, push_full; Str: state copy 1
 //!    192     3  rarely written: waiter counts, futex words, lock, counters
 //!    256     4  Str compression counters; the rest reserved (zero)
 //!    320        slots: capacity x slot_size bytes
@@ -121,7 +121,8 @@ pub struct Header {
     /// the `ring` module). Str: state copy 0's index of the first item
     /// (see [`StrCopy`]).
     pub head: AtomicU64,
-    /// Pops (and waits) that found the queue empty.
+    /// Int: pops (and waits) that found the queue empty. Str: `cleared`
+    /// (see [`Header::str_cleared`]).
     pub pop_empty: AtomicU64,
     /// Str: copy 0's item count. Int: positions given up by slot repair
     /// ([`Header::int_skipped`]).
@@ -142,7 +143,8 @@ pub struct Header {
     /// by a CAS only to reserve a batch). Str: state copy 1's index of the
     /// first item.
     pub tail: AtomicU64,
-    /// Pushes (and waits) that found the queue full.
+    /// Int: pushes (and waits) that found the queue full. Str:
+    /// `recoveries` (see [`Header::str_recoveries`]).
     pub push_full: AtomicU64,
     /// Str: copy 1's item count.
     pub c1_count: AtomicU64,
@@ -169,16 +171,19 @@ pub struct Header {
     /// Str: the lock, two words: 0 or the owner's pid, and the count of
     /// processes about to sleep or asleep on it (see lock.rs).
     pub lock: Lock,
-    /// Crash recoveries performed (lock takeovers, slot repairs).
+    /// Int: crash recoveries performed (slot repairs). Str: `push_full`
+    /// (see [`Header::str_push_full`]).
     pub recoveries: AtomicU64,
-    /// Items removed by `clear` (Int: subtracted from pop_ok).
+    /// Int: items removed by `clear` (subtracted from pop_ok). Str:
+    /// `pop_empty` (see [`Header::str_pop_empty`]).
     pub cleared: AtomicU64,
     /// Str: times the lock was taken.
     pub lock_acquired: AtomicU64,
     /// Str: times the lock was found held and had to be waited for
     /// (modulo 2^32).
     pub lock_contended: AtomicU32,
-    /// Str: which state copy is current (its low bit; see [`StrCopy`]).
+    /// Str: which state copy is current (its low bit; see [`StrCopy`]),
+    /// and that copy's item count (the bits above; see [`str_current`]).
     pub current: AtomicU32,
     /// Str: the lock holder's tag, `pid << 32 | start time` (see lock.rs),
     /// which tells a reused pid from the holder.
@@ -217,6 +222,38 @@ impl Header {
         &self.c0_count
     }
 
+    /// Str: pops that found the queue empty. Str keeps this counter on
+    /// line 3 (the word Int uses for `cleared`): a consumer that polls an
+    /// empty queue reads `current` there without the lock and counts its
+    /// miss on the same line, so its polls touch no line but the one every
+    /// producer writes anyway (the lock's); on line 1 they would pull a
+    /// state copy away from the producer on every poll.
+    #[inline(always)]
+    pub fn str_pop_empty(&self) -> &AtomicU64 {
+        &self.cleared
+    }
+
+    /// Str: pushes that found the queue full, on line 3 for the same
+    /// reason (the word Int uses for `recoveries`).
+    #[inline(always)]
+    pub fn str_push_full(&self) -> &AtomicU64 {
+        &self.recoveries
+    }
+
+    /// Str: items removed by `clear` (the word Int uses for `pop_empty`,
+    /// on line 1; written only by `clear`).
+    #[inline(always)]
+    pub fn str_cleared(&self) -> &AtomicU64 {
+        &self.pop_empty
+    }
+
+    /// Str: crash recoveries (the word Int uses for `push_full`, on line
+    /// 2; written only by a lock takeover).
+    #[inline(always)]
+    pub fn str_recoveries(&self) -> &AtomicU64 {
+        &self.push_full
+    }
+
     /// Str: state copy `c` (its low bit): header line 1 for copy 0, line
     /// 2 for copy 1.
     #[inline(always)]
@@ -235,6 +272,21 @@ impl Header {
     }
 }
 
+/// Str: the [`Header::current`] word of a commit that makes copy `copy`
+/// (0 or 1) current holding `count` items: bit 0 names the copy, the bits
+/// above hold the count (`count <= MAX_CAPACITY = 2^30`, so it fits).
+#[inline(always)]
+pub const fn str_current(copy: u32, count: u64) -> u32 {
+    (count as u32) << 1 | (copy & 1)
+}
+
+/// Str: the item count a [`Header::current`] word holds (see
+/// [`str_current`]).
+#[inline(always)]
+pub const fn str_current_count(word: u32) -> u32 {
+    word >> 1
+}
+
 /// Str: one of the two copies of the queue state, overlaid on header line
 /// 1 (copy 0: `head`, `pop_empty`, `c0_*`) or line 2 (copy 1: `tail`,
 /// `push_full`, `c1_*`). `Header::current` names the current copy; a
@@ -243,8 +295,9 @@ impl Header {
 pub struct StrCopy {
     /// Slot index of the front item (kept below the capacity).
     pub head: AtomicU64,
-    /// Not state: that line's `pop_empty` or `push_full` counter.
-    pub missed: AtomicU64,
+    /// Not state: that line's second word, Str's `cleared` (copy 0's line)
+    /// or `recoveries` (copy 1's) counter (see [`Header::str_cleared`]).
+    pub aux: AtomicU64,
     /// Items in the queue (0 ..= capacity).
     pub count: AtomicU64,
     /// Arena offset where the front item's charge starts.
@@ -271,7 +324,7 @@ const _: () = {
     assert!(std::mem::offset_of!(Header, c1_count) == 144);
     assert!(std::mem::offset_of!(Header, c1_pop_ok) == 184);
     assert!(std::mem::size_of::<StrCopy>() == 64);
-    assert!(std::mem::offset_of!(StrCopy, missed) == 8);
+    assert!(std::mem::offset_of!(StrCopy, aux) == 8);
     assert!(std::mem::offset_of!(StrCopy, count) == 16);
     assert!(std::mem::offset_of!(StrCopy, pop_ok) == 56);
     assert!(std::mem::offset_of!(Header, lock) == 208);

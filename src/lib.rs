@@ -192,7 +192,8 @@
 //!  48  u64   arena_cap        Str: arena bytes, 4096 ..= 2^32; else 0
 //!  56  u64   total_size       header + slots + arena
 //!  64  u64   head             Int: see the ring module; Str: copy 0's head
-//!  72  u64   pop_empty        atomic counter: pops that found it empty
+//!  72  u64   pop_empty        Int: atomic counter, pops that found it
+//!                             empty; Str: `cleared` (items removed by clear)
 //!  80  u64   c0_count         Str: copy 0's count; Int: positions given up
 //!                             by slot repair (`Header::int_skipped`)
 //!  88  u64   c0_rd            Str: copy 0's rd; Int: 1 + position found
@@ -203,7 +204,8 @@
 //! 112  u64   c0_push_ok       Str: copy 0's push_ok
 //! 120  u64   c0_pop_ok        Str: copy 0's pop_ok
 //! 128  u64   tail             Int: see the ring module; Str: copy 1's head
-//! 136  u64   push_full        atomic counter: pushes that found it full
+//! 136  u64   push_full        Int: atomic counter, pushes that found it
+//!                             full; Str: `recoveries` (crash recoveries)
 //! 144  u64   c1_count         Str: copy 1's count
 //! 152  u64   c1_rd            Str: copy 1's rd
 //! 160  u64   c1_wr            Str: copy 1's wr
@@ -220,12 +222,15 @@
 //! 212  u32   lock_sleepers    Str: lockers counted to sleep on `lock`
 //!                             (low 16 bits), fruitless-wake tally (bits
 //!                             16..24), epoch (high 8 bits)
-//! 216  u64   recoveries       crash recoveries
-//! 224  u64   cleared          items removed by clear
+//! 216  u64   recoveries       Int: crash recoveries; Str: `push_full`
+//!                             (atomic counter)
+//! 224  u64   cleared          Int: items removed by clear; Str:
+//!                             `pop_empty` (atomic counter)
 //! 232  u64   lock_acquired    Str: lock acquisitions
 //! 240  u32   lock_contended   Str: acquisitions that had to wait
 //!                             (modulo 2^32)
-//! 244  u32   current          Str: which state copy is current (bit 0)
+//! 244  u32   current          Str: bit 0 names the current state copy,
+//!                             bits 1.. hold its item count
 //! 248  u64   lock_owner       Str: holder tag, pid << 32 | start time
 //!                             (low 32 bits of /proc/<pid>/stat field 22)
 //! 256  u64   compressed       Str: items stored compressed, ever (under
@@ -287,7 +292,17 @@
 //!
 //! Everything a Str queue keeps besides the atomic counters and waiter
 //! words (the two state copies, `current`, `cleared`, the slots and the
-//! arena bytes) is read and written only by the holder of the lock.
+//! arena bytes) is written only by the holder of the lock, and read only
+//! by it, except `current`, which anybody may load to learn the item
+//! count (see **State copies**).
+//!
+//! Str keeps its `push_full` and `pop_empty` counters on line 3 (offsets
+//! 216 and 224), and its `recoveries` and `cleared` on lines 2 and 1
+//! (offsets 136 and 72), the other way round from the integer queues: a
+//! Str producer or consumer that polls a full or empty queue reads
+//! `current` on line 3 and counts its miss there too, on the line every
+//! operation writes anyway (the lock's), instead of pulling a state copy's
+//! line away from the other side.
 //!
 //! * **Lock.** `lock` is 0 when free, else the holder's pid. Lock with a
 //!   sequentially consistent CAS `0 -> pid`, then store `pid << 32 |
@@ -314,10 +329,17 @@
 //!   header lines 1 and 2), and bit 0 of `current` names the current copy.
 //!   A holder reads the current copy (after loading `current` with
 //!   acquire ordering). To commit a change it writes all seven words of
-//!   the *other* copy, then stores that copy's number in `current`
-//!   (release), then unlocks. A holder that dies before that store leaves
-//!   the old state current; after it, the new one. Item bytes and slots
-//!   are written before the commit, and only in space no item owns.
+//!   the *other* copy, then stores in `current` (release) that copy's
+//!   number plus twice its `count` (`count << 1 | copy`), then unlocks. A
+//!   holder that dies before that store leaves the old state current;
+//!   after it, the new one. Item bytes and slots are written before the
+//!   commit, and only in space no item owns. Because the count rides in
+//!   the same store that commits, `current >> 1` is always the committed
+//!   state's item count: a non-blocking pop that loads it (without the
+//!   lock) and finds 0 reports "empty" at once, and a non-blocking push
+//!   that finds `capacity` reports "full" at once; any other value sends
+//!   them to the lock. (Format version 5; version 4 stored only the
+//!   copy number.)
 //! * **Items.** The queue holds `count` items in slots `head`, `head + 1`,
 //!   ..., `head + count - 1` (each modulo `capacity`; `head < capacity`). A
 //!   back push fills slot `head + count` and increments `count`; a front

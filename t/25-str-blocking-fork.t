@@ -396,6 +396,44 @@ sub stress {
        . "push_full $s->{push_full}, pop_empty $s->{pop_empty}");
 }
 
+# The pattern of the cross-process benchmark: a child pushes with the
+# non-blocking push, retrying while the queue is full; the parent pops
+# non-blocking until it has every item. A pop that finds the queue empty
+# and a push that finds every slot taken answer without the lock (from the
+# item count the last commit stored beside the state switch), so with one
+# producer and one consumer the lock is taken exactly once per item moved,
+# however many times each side polled.
+subtest 'non-blocking push and pop polling across processes' => sub {
+    my $N = 3000;
+    for my $kind (qw(anon file memfd)) {
+        my %fresh = queues_of(4);
+        my $q   = $fresh{$kind};
+        my $pad = 'p' x 40;
+        my $pid = spawn(sub {
+            for my $i (1 .. $N) { 1 until $q->push("$i:$pad") }
+        });
+        my ($got, $bad) = (0, undef);
+        while ($got < $N) {
+            my $v = $q->pop;
+            next unless defined $v;
+            $got++;
+            $bad //= "item $got is '$v'" unless $v eq "$got:$pad";
+        }
+        reap_ok($pid, "$kind: the producer finished");
+        ok(!defined $bad, "$kind: every item arrived, in order") or diag($bad);
+        is($q->pop, undef, "$kind: nothing more");
+        my $s = $q->stats;
+        is($s->{push_ok}, $N, "$kind: push_ok exact");
+        is($s->{pop_ok}, $N, "$kind: pop_ok exact");
+        is($s->{lock_acquired}, 2 * $N,
+           "$kind: the lock was taken once per push and pop that moved an item");
+        ok($s->{pop_empty} >= 1, "$kind: the empty polls were counted ($s->{pop_empty})");
+        is($s->{arena_used}, 0, "$kind: arena_used 0");
+        note("$kind: push_full $s->{push_full}, pop_empty $s->{pop_empty}, "
+           . "lock_contended $s->{lock_contended}");
+    }
+};
+
 subtest '4 producers x 4 consumers, 20000 strings' => sub {
     stress(queue => $CLASS->new(undef, 32, 8192), producers => 4, consumers => 4,
            each => 5000, tag => 'fifo');

@@ -536,10 +536,13 @@ arena, so short and long strings mix freely; a push needs a free slot
 I<and> room in the arena.
 
 Every operation on the queue takes one lock in the shared header (see
-L</The Str lock>), works on the slots and the arena, and releases it. So,
-unlike the integer queues, a Str queue is exact: C<peek> sees the real
-front item, C<pop_multi> and C<drain> take their batch in one piece, and
-C<clear> leaves nothing behind.
+L</The Str lock>), works on the slots and the arena, and releases it;
+only a non-blocking C<pop> or C<pop_back> that finds the queue empty, or
+a C<push> or C<push_front> that finds every slot taken, answers from one
+word of the header without the lock (the word the last operation wrote
+as it finished). So, unlike the integer queues, a Str queue is exact:
+C<peek> sees the real front item, C<pop_multi> and C<drain> take their
+batch in one piece, and C<clear> leaves nothing behind.
 
 What the integer section says about L</Timeouts>, L</"WAKE-UPS AND
 SIGNALS"> (for the waiting itself), L</sync>, L</unlink>, L</path> and
@@ -904,7 +907,8 @@ multiples of 8, plus wrap waste. 0 when the queue is empty.
 
 How many times any process has taken the queue's lock (every operation
 that works on the queue takes it once; a waiting call takes it once per
-attempt).
+attempt; a non-blocking pop of an empty queue, or push to a queue with
+every slot taken, does not take it).
 
 =item lock_contended
 
@@ -1834,7 +1838,8 @@ compression counters. Unlisted bytes are zero padding.
         56 u64   total_size       bytes in the mapping
         64 u64   head             Int: atomic hint, where pops start
                                   looking; Str: copy 0's head
-        72 u64   pop_empty        atomic: pops that found it empty
+        72 u64   pop_empty        Int: atomic, pops that found it empty;
+                                  Str: cleared (items removed by clear)
         80 u64   c0_count         Str: copy 0's count; Int: positions
                                   given up by slot repair ("skipped")
         88 u64   c0_rd            Str: copy 0's rd; Int: 1 + the reserved
@@ -1848,7 +1853,8 @@ compression counters. Unlisted bytes are zero padding.
        120 u64   c0_pop_ok        Str: copy 0's pop_ok
        128 u64   tail             Int: atomic hint, where pushes start
                                   looking; Str: copy 1's head
-       136 u64   push_full        atomic: pushes that found it full
+       136 u64   push_full        Int: atomic, pushes that found it full;
+                                  Str: recoveries (crash recoveries)
        144 u64   c1_count         Str: copy 1's count
        152 u64   c1_rd            Str: copy 1's rd
        160 u64   c1_wr            Str: copy 1's wr
@@ -1867,11 +1873,14 @@ compression counters. Unlisted bytes are zero padding.
        212 u32   lock_sleepers    Str: lockers counted to sleep on lock
                                   (bits 0-15), fruitless-wake tally
                                   (16-23), epoch (24-31)
-       216 u64   recoveries       crash recoveries
-       224 u64   cleared          items removed by clear
+       216 u64   recoveries       Int: crash recoveries; Str: push_full
+                                  (atomic)
+       224 u64   cleared          Int: items removed by clear; Str:
+                                  pop_empty (atomic)
        232 u64   lock_acquired    Str: lock acquisitions
        240 u32   lock_contended   Str: acquisitions that had to wait
-       244 u32   current          Str: bit 0 names the current state copy
+       244 u32   current          Str: bit 0 names the current state copy,
+                                  bits 1-31 hold its item count
        248 u64   lock_owner       Str: holder tag, pid << 32 | start time
                                   (low 32 bits of /proc/<pid>/stat field 22)
        256 u64   compressed       Str: items stored compressed, ever
@@ -2027,10 +2036,19 @@ stores that the lock's acquire and release order: the two copies of the
 state (C<head>, C<tail> and the C<c0_*> and C<c1_*> words), C<current>
 (with release ordering, see below), C<cleared>, C<lock_acquired>,
 C<lock_contended>, the slots and the arena bytes. C<size> and C<stats>
-read some of them without the lock, as snapshots of the current copy.
+read some of them without the lock, as snapshots of the current copy,
+and a non-blocking pop or push reads C<current> without it (see below).
 C<push_full> and C<pop_empty> are atomic increments made outside the
 lock, and the waiter protocol is the one described for the integer
 queues.
+
+A Str queue keeps four counters at other offsets than the integer queues
+do: C<push_full> at 216 and C<pop_empty> at 224, on the line of the lock
+and C<current>, and C<recoveries> at 136 and C<cleared> at 72, beside the
+state copies. A producer or consumer that polls a full or empty queue
+reads C<current> and counts its miss on that one line, which every
+operation writes anyway (the lock's), instead of pulling a state copy's
+line away from the other side.
 
 =over 4
 
@@ -2065,15 +2083,22 @@ The queue's state is seven u64 words: C<head>, C<count>, C<rd>, C<wr>,
 C<used>, C<push_ok> and C<pop_ok>. The header holds two copies of it, at
 the same offsets within lines 1 and 2: copy 0 is C<head> (offset 64) and
 C<c0_count> to C<c0_pop_ok> (80 to 120), copy 1 is C<tail> (128) and
-C<c1_count> to C<c1_pop_ok> (144 to 184). C<pop_empty> and C<push_full>,
-between them, are not part of the state. Bit 0 of the u32 C<current> at
-offset 244 names the current copy. A holder of the lock loads C<current>
-with acquire ordering and reads the current copy. To commit a change it
-writes all seven words of the other copy, then stores that copy's number
-in C<current> with release ordering, then unlocks. A holder that dies
-before that store leaves the old state current; after it, the new one.
-Item bytes and slots are written before the commit, and only in space
-that no item owns. The words named below are the current copy's.
+C<c1_count> to C<c1_pop_ok> (144 to 184). The words between them (Str's
+C<cleared> and C<recoveries>) are not part of the state. Bit 0 of the u32
+C<current> at offset 244 names the current copy, and bits 1 to 31 hold
+that copy's C<count>. A holder of the lock loads C<current> with acquire
+ordering and reads the current copy. To commit a change it writes all
+seven words of the other copy, then stores C<count * 2 + copy> of that
+copy in C<current> with release ordering, then unlocks. A holder that
+dies before that store leaves the old state current; after it, the new
+one. Item bytes and slots are written before the commit, and only in
+space that no item owns. The words named below are the current copy's.
+
+Since the count travels in the store that commits, C<current> divided by
+two is always the committed item count, and anybody may load it without
+the lock: a non-blocking pop that finds 0 reports an empty queue at once,
+and a non-blocking push (either end) that finds C<capacity> reports a full
+one, both without taking the lock. Any other value sends them to the lock.
 
 =item Items
 
@@ -2154,24 +2179,29 @@ C implementation, whose first 32-bit word is C<0x51554531> followed by its
 format version 1 or 2, are recognised and refused by name (see
 L</COMPATIBILITY>).
 
-The current version is 5. It changed the integer slots: version 4 stored
-each slot's sequence as it is, and a creator wrote every slot; version 5
-stores the sequence less the slot's index (see L</Slots>), so that a new
-queue is all zero past its header and creating one writes the header
-only. It also added compressed Str items (bit 31 of a slot's C<len>) and a
-fifth header line for their counters, so the header is 320 bytes and the
-slots start at 320, for every variant.
+The current version is 5. It changed the integer slots and the Str
+header. Version 4 stored each integer slot's sequence as it is, and a
+creator wrote every slot; version 5 stores the sequence less the slot's
+index (see L</Slots>), so that a new queue is all zero past its header
+and creating one writes the header only. In a Str queue, C<current>
+holds the current copy's item count above the copy bit (so a pop or push
+can find the queue empty or full without the lock), and the Str counters
+C<push_full>, C<pop_empty>, C<recoveries> and C<cleared> moved (offsets
+216, 224, 136 and 72; the integer queues keep theirs). Version 5 also
+added compressed Str items (bit 31 of a slot's C<len>) and a fifth header
+line for their counters, so the header is 320 bytes and the slots start
+at 320, for every variant.
 
-Version 4 changed the Str lock: version 3 marked
-sleepers with bit 31 of the lock word, which made the unlock an atomic
-swap; version 4 counts them in C<lock_sleepers> (offset 212, where
-C<current> was), so the unlock is a store, and moves C<current> to offset
-244, beside a C<lock_contended> narrowed to 32 bits. (Version 3 had
-changed the Str state words: version 2 kept one live state and a journal
-that the next holder of the lock replayed, version 3 keeps two copies of
-the state, see L</Str queues>.) The integer queues' layout is unchanged,
-but their files carry the new number too. A file made by an older build
-is refused; drain it with the old build and create it again.
+Version 4 changed the Str lock: version 3 marked sleepers with bit 31 of
+the lock word, which made the unlock an atomic swap; version 4 counts
+them in C<lock_sleepers> (offset 212, where C<current> was), so the
+unlock is a store, and moves C<current> to offset 244, beside a
+C<lock_contended> narrowed to 32 bits. (Version 3 had changed the Str
+state words: version 2 kept one live state and a journal that the next
+holder of the lock replayed, version 3 keeps two copies of the state,
+see L</Str queues>.) The integer queues' layout was unchanged by version
+4, but their files carry each new number too. A file made by an older
+build is refused; drain it with the old build and create it again.
 
 =head1 BENCHMARKS
 
@@ -2208,6 +2238,22 @@ side blocking when it must (C<push_wait>/C<pop_wait> here, each peer's own
 blocking call there), timed from the fork to the last item; the rows
 C<(batches of 100)> move the same items in batches. Very slow peers move
 fewer items than C<N>; the rate is comparable all the same.
+
+=item *
+
+A sixth section, C<CROSS-PROCESS, NON-BLOCKING>, is the pattern of the
+original module's own benchmark, so that its published cross-process
+numbers can be set beside ours: a forked child pushes C<N> items with the
+non-blocking C<push>, retrying while the queue is full, and the parent
+pops non-blocking until it has C<N>, on a queue of 1,048,576 slots
+(created before the timer starts), integers and 50-byte strings. Its
+L<MCE::Queue> rows are measured as that benchmark measures them: one MCE
+worker enqueues all C<N> items, the manager runs it to completion, then
+drains the queue with C<dequeue_nb>; each of our rows is compared with
+the MCE row of the same kind of item. The last line is the median, over
+the runs, of our string rate divided by our integer rate in the same run.
+C<DQS_BENCH_SECTION=NON-BLOCKING> (a pattern matched against the section
+titles) runs that section alone.
 
 =item *
 
