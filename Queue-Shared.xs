@@ -1523,3 +1523,16 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
     }
     PUTBACK;
     return;
+
+MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared
+
+PROTOTYPES: DISABLE
+
+# Tests only: sleepers this process has woken with FUTEX_WAKE (queue
+# waiters and lock sleepers), so a lost wake-up fails by count.
+NV
+_futex_woken()
+  CODE:
+    RETVAL = (NV)dqs_futex_woken();
+  OUTPUT:
+    RETVAL
