@@ -1296,8 +1296,9 @@ parent that drops its handle) does not disturb anybody else. A child that
 uses a Str handle it inherited takes the Str lock under its own process id.
 
 Perl interpreter threads (ithreads) do not copy handles: every class has
-C<CLONE_SKIP> set, so in a new thread the handle variables are C<undef>.
-Open the queue again inside the thread. A Str handle must never be used
+C<CLONE_SKIP> set, so in a new thread a handle variable holds a reference
+to an unblessed C<undef> (Perl's way of skipping an object), and calling a
+method on it dies. Open the queue again inside the thread. A Str handle must never be used
 by two threads at once (see L</The Str lock>); integer handles may be.
 
 =head1 SECURITY
