@@ -1286,6 +1286,13 @@ rest) do not run handlers while they wait for the lock; signals that arrive
 meanwhile are handled when the call returns, and L</lock_timeout> bounds
 how long that can be (see L</The Str lock>).
 
+For tests, the environment variable C<DQS_TEST_NO_SLICE>, when set (not
+empty or C<0>) as the module loads, turns the quarter-second slices off:
+a wait then ends only by a wake-up, a signal or its deadline, so a missed
+wake-up costs the whole wait and a test notices it. Never set it in
+production (a signal landing just before a sleep would wait for the
+deadline).
+
 =head1 FORK AND THREADS
 
 A handle keeps working in a child made by C<fork>: file, anonymous and memfd
