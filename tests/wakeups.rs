@@ -102,7 +102,9 @@ fn int_push_batch_and_clear_wake_every_sleeper_they_must() {
     wakes("int push", 1, hs, || assert!(q.push(1)));
 
     let hs = sleepers(3, consumer);
-    wakes("int push_multi of 3", 3, hs, || assert_eq!(q.push_multi([1, 2, 3]), 3));
+    wakes("int push_multi of 3", 3, hs, || {
+        assert_eq!(q.push_multi([1, 2, 3]), 3)
+    });
     assert!(q.is_empty());
 
     assert_eq!(q.push_multi([1, 2, 3, 4]), 4);
