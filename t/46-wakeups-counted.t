@@ -112,4 +112,42 @@ for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
     };
 }
 
+# The Str lock: a holder stopped with the lock (DQS_TEST_KILL_POINT=
+# str_lock_stop) while two processes go to sleep on it; once it goes on,
+# its unlock must wake one of them (by the holder's own count; the second
+# is woken by the first one's unlock), and both get through.
+subtest 'Str: an unlock wakes a process asleep on the lock' => sub {
+    my $dir = tmpdir();
+    my $path = "$dir/lock.q";
+    my $q = Data::Queue::Shared::Str->new($path, 16);
+    my $out = "$dir/holder-woke";
+    my $holder = spawn(sub {
+        local $ENV{DQS_TEST_KILL_POINT} = 'str_lock_stop';
+        my $h = Data::Queue::Shared::Str->new($path, 16);
+        my $w0 = woken();
+        $h->push('held');    # stops with the lock; goes on after SIGCONT
+        open my $fh, '>', $out or die "$out: $!";
+        print {$fh} woken() - $w0;
+        close $fh or die "$out: $!";
+    });
+    ok(wait_for(sub { (stat_state($holder) // '') eq 'T' }, 10), 'the holder stopped with the lock');
+    my @p = sleepers(2, sub { $q->push("w$_[0]") or die "push failed\n" });
+    kill 'CONT', $holder;
+    reap_ok($holder, 'the holder went on and finished');
+    open my $fh, '<', $out or die "$out: $!";
+    my $n = <$fh>;
+    cmp_ok($n, '>=', 1, 'its unlock woke a sleeper on the lock');
+    my $clean = 0;
+    $clean += reap($_) == 0 ? 1 : 0 for @p;
+    is($clean, 2, 'both sleepers got the lock');
+    is($q->size, 3, 'and all three pushes are in');
+};
+
 done_testing;
+
+sub stat_state {
+    my ($pid) = @_;
+    open my $fh, '<', "/proc/$pid/stat" or return undef;
+    my $s = <$fh>;
+    return $s =~ /\)\s+(\S)/ ? $1 : undef;
+}
