@@ -55,15 +55,27 @@ croak_err(pTHX_ int ix, CV *cv, const DqsError *err)
  * (keyword ops have no CV), else the method the XSUB `cv` was called as. */
 #define WHO(cv, kw) ((kw) ? (kw) : method_name(aTHX_ (cv)))
 
-/* The handle behind a queue object, or a croak naming the method (or the
- * keyword `kw`). */
+/* croak_err naming the keyword `kw` when one is given. */
+static void croak_err_as(pTHX_ int ix, CV *cv, const char *kw, const DqsError *err)
+    __attribute__((noreturn, noinline, cold));
+static void
+croak_err_as(pTHX_ int ix, CV *cv, const char *kw, const DqsError *err)
+{
+    if (err->os_errno)
+        SETERRNO(err->os_errno, 0);
+    croak("%s->%s: %s", CLASS(ix), WHO(cv, kw), err->msg);
+}
+
+/* The handle behind a queue object of a class derived from ix's (not
+ * blessed exactly into it), or a croak naming the method (or the keyword
+ * `kw`). Out of line: the exact class is the hot path. */
 static DqsQueue *
-dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
+dqs_self_slow(pTHX_ SV *self, int ix, CV *cv, const char *kw)
 {
     if (SvROK(self)) {
         SV *obj = SvRV(self);
         if (SvOBJECT(obj) && SvTYPE(obj) < SVt_PVAV && SvIOKp(obj)
-            && (SvSTASH(obj) == class_stashes[ix] || sv_derived_from(self, CLASS(ix)))) {
+            && sv_derived_from(self, CLASS(ix))) {
             IV iv = SvIVX(obj);
             if (!iv)
                 croak("%s->%s: the queue object has been destroyed", CLASS(ix), WHO(cv, kw));
@@ -72,6 +84,20 @@ dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
     }
     croak("%s->%s: invocant is not of type %s", CLASS(ix), WHO(cv, kw), CLASS(ix));
     return NULL; /* not reached */
+}
+
+/* The handle behind a queue object, or a croak naming the method (or the
+ * keyword `kw`). */
+PERL_STATIC_INLINE DqsQueue *
+dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
+{
+    if (SvROK(self)) {
+        SV *obj = SvRV(self);
+        if (SvOBJECT(obj) && SvTYPE(obj) < SVt_PVAV && SvIOKp(obj)
+            && SvSTASH(obj) == class_stashes[ix] && SvIVX(obj))
+            return INT2PTR(DqsQueue *, SvIVX(obj));
+    }
+    return dqs_self_slow(aTHX_ self, ix, cv, kw);
 }
 
 PERL_STATIC_INLINE DqsQueue *
@@ -94,6 +120,37 @@ is_our_object(pTHX_ SV *self)
     return 0;
 }
 
+/* The handle's IV must not be changed from Perl ($$q = 42 would make the
+ * next call use a made-up pointer), yet the object must stay re-blessable
+ * (bless $q, 'My::Queue'), which SvREADONLY forbids. So the IV carries set
+ * magic that puts the handle back and croaks when the value changed: the
+ * assignment is undone before anything can use it. mg_ptr holds the handle (NULL once
+ * destroyed); DESTROY acts only on objects with this magic. */
+static int
+handle_set(pTHX_ SV *sv, MAGIC *mg)
+{
+    /* sv_bless runs set magic of this type too: the value is unchanged */
+    if (SvIOK(sv) && SvIVX(sv) == PTR2IV(mg->mg_ptr))
+        return 0;
+    sv_setiv(sv, PTR2IV(mg->mg_ptr)); /* no set magic: no recursion */
+    croak("%s", PL_no_modify);
+    return 0; /* not reached */
+}
+
+/* A clear callback makes perl flag the SV RMAGICAL too, which puts it on
+ * the slow (magic-calling) path of ops whose fast path skips set magic on
+ * a plain IOK scalar: $$q++ in rvalue context (pp_postinc) would otherwise
+ * change the handle unseen. */
+static int
+handle_clear(pTHX_ SV *sv, MAGIC *mg)
+{
+    PERL_UNUSED_ARG(sv);
+    PERL_UNUSED_ARG(mg);
+    return 0;
+}
+
+static MGVTBL handle_vtbl = { NULL, handle_set, NULL, handle_clear, NULL, NULL, NULL, NULL };
+
 static SV *
 wrap_handle(pTHX_ SV *class_sv, int ix, DqsQueue *q)
 {
@@ -104,7 +161,7 @@ wrap_handle(pTHX_ SV *class_sv, int ix, DqsQueue *q)
     SV *obj = newSViv(PTR2IV(q));
     SV *ref = newRV_noinc(obj);
     sv_bless(ref, stash);
-    SvREADONLY_on(obj);
+    sv_magicext(obj, NULL, PERL_MAGIC_ext, &handle_vtbl, (const char *)q, 0);
     return sv_2mortal(ref);
 }
 
@@ -169,16 +226,18 @@ str_arg(pTHX_ SV *sv, int ix, CV *cv, const char *what)
     return s;
 }
 
-/* How many items a pop_multi / pop_wait_multi may take: a number (0 or
- * less takes none; more than fits an IV takes all there are). undef, plain
- * references and non-numeric strings croak. Runs get-magic once. */
+/* How many items a pop_multi / pop_wait_multi may take: a number, its
+ * fraction dropped. 0 takes none; a negative count (-1) takes all there
+ * are, as in the C implementation (see COMPATIBILITY), and so does one
+ * that does not fit an IV. undef, plain references and non-numeric
+ * strings croak. Runs get-magic once. */
 static IV
 pop_count_arg(pTHX_ SV *sv, int ix, CV *cv)
 {
     NV nv;
     SvGETMAGIC(sv);
     if (SvIOK(sv) && !SvROK(sv))
-        return SvIsUV(sv) ? IV_MAX : SvIVX(sv);
+        return SvIsUV(sv) || SvIVX(sv) < 0 ? IV_MAX : SvIVX(sv);
     if (!SvOK(sv))
         croak("%s->%s: count is required", CLASS(ix), METHOD);
     if (!NUMERIC_ARG(sv))
@@ -186,21 +245,24 @@ pop_count_arg(pTHX_ SV *sv, int ix, CV *cv)
     nv = SvNV_nomg(sv);
     if (Perl_isnan(nv))
         croak("%s->%s: count must be a number, got NaN", CLASS(ix), METHOD);
-    if (nv >= (NV)IV_MAX)
+    if (nv >= (NV)IV_MAX || nv <= -1.0)
         return IV_MAX;
     return nv < 1.0 ? 0 : (IV)nv;
 }
 
-/* A timeout in seconds: absent/undef/negative/+Inf wait forever, 0 tries once. */
+/* A timeout in seconds: negative/+Inf wait forever, 0 tries once; absent
+ * or undef gives `undef_secs`: -1 (forever) in deadline_arg, 0 for
+ * push_wait_multi, whose timeout is a required argument that the C
+ * implementation read as a number (see COMPATIBILITY). */
 static DqsDeadline
-deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
+deadline_arg_or(pTHX_ SV *sv, double undef_secs, int ix, CV *cv)
 {
     NV t;
     if (!sv)
-        return dqs_deadline(-1.0);
+        return dqs_deadline(undef_secs);
     SvGETMAGIC(sv);
     if (!SvOK(sv))
-        return dqs_deadline(-1.0);
+        return dqs_deadline(undef_secs);
     if (!NUMERIC_ARG(sv))
         croak("%s->%s: timeout must be a number of seconds, got '%" SVf "'", CLASS(ix), METHOD,
               SVfARG(sv));
@@ -208,6 +270,12 @@ deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
     if (Perl_isnan(t))
         croak("%s->%s: timeout is not a number", CLASS(ix), METHOD);
     return dqs_deadline((double)t);
+}
+
+static DqsDeadline
+deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
+{
+    return deadline_arg_or(aTHX_ sv, -1.0, ix, cv);
 }
 
 /* An integer to push: undef and plain references are refused, as for Str
@@ -226,26 +294,67 @@ int_value(pTHX_ SV *sv, int ix, CV *cv, const char *kw)
     return SvIV_nomg(sv);
 }
 
+/* Values a batch converts into a buffer on the C stack; more go to the
+ * heap. */
+#define STACK_VALUES 128
+
 /* Convert every value first (may run Perl code or die: then nothing has
- * been enqueued), into a buffer freed at scope exit. */
+ * been enqueued), into `stackbuf` (STACK_VALUES long) or, for more, a
+ * buffer freed at scope exit. Reads the values straight from the Perl
+ * stack: conversions that run Perl code (tie, overloading) do it on a
+ * stack of their own. */
 static int64_t *
-int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
+int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int64_t *stackbuf)
 {
-    int64_t *buf;
+    int64_t *buf = stackbuf;
     SSize_t i;
-    Newx(buf, n > 0 ? n : 1, int64_t);
-    SAVEFREEPV(buf);
-    for (i = 0; i < n; i++)
-        buf[i] = (int64_t)int_value(aTHX_ svs[i], ix, cv, NULL);
+    if (n > STACK_VALUES) {
+        Newx(buf, n, int64_t);
+        SAVEFREEPV(buf);
+    }
+    for (i = 0; i < n; i++) {
+        SV *sv = svs[i];
+        buf[i] = SvIOK(sv) && !SvGMAGICAL(sv) && !SvROK(sv) ? (int64_t)SvIVX(sv)
+                                                             : (int64_t)int_value(aTHX_ sv, ix, cv, NULL);
+    }
     return buf;
 }
+
+/* Push the integers buf[0..n) onto the Perl stack as new mortals. An IV
+ * lives in the SV head (sv.h, SET_SVANY_FOR_BODYLESS_IV), so a new SV
+ * needs no body and no sv_setiv upgrade: its any-pointer, flags and value
+ * are all there is to set. Room on the Perl and mortal stacks is made
+ * once; newSV touches neither, so their tops stay in registers. Returns
+ * the new stack pointer. */
+static SV **
+push_ivs(pTHX_ SV **sp, const int64_t *buf, size_t n)
+{
+    SSize_t ix;
+    SV **tmps;
+    size_t i;
+    EXTEND(sp, (SSize_t)n);
+    EXTEND_MORTAL((SSize_t)n);
+    ix = PL_tmps_ix;
+    tmps = PL_tmps_stack;
+    for (i = 0; i < n; i++) {
+        SV *sv = newSV(0);
+        SET_SVANY_FOR_BODYLESS_IV(sv);
+        SvFLAGS(sv) = SVt_IV | SVf_IOK | SVp_IOK | SVs_TEMP;
+        SvIV_set(sv, (IV)buf[i]);
+        tmps[++ix] = sv;
+        *++sp = sv;
+    }
+    PL_tmps_ix = ix;
+    return sp;
+}
+#define PUSH_IVS(buf, n) (SP = push_ivs(aTHX_ SP, (buf), (n)))
 
 #define POP_CHUNK 256
 
 /* A string to push: undef and plain references are refused (a queue item
  * is a string; undef is how pop says "empty"); overloaded objects are
  * stringified. Runs get-magic and overloading exactly once. */
-static const char *
+PERL_STATIC_INLINE const char *
 str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv, const char *kw)
 {
     const char *p;
@@ -259,16 +368,51 @@ str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv, const char *kw)
     return p;
 }
 
-/* Convert a list of values into one buffer owned by a mortal (freed even
- * when a later conversion dies), then describe them as DqsStrItems. All
- * Perl code (magic, overloading) has run before the queue is touched. */
+/* Describe a list of values to push as DqsStrItems, in `stackbuf`
+ * (STACK_VALUES long) or, for more, a mortal's buffer. All Perl code
+ * (magic, overloading) runs before the queue is touched, in the order of
+ * the values, and a croak for a bad value leaves nothing enqueued.
+ *
+ * With `may_point` and no value that can run Perl code when read (none has
+ * get-magic or is a reference, which overloading could stringify), the
+ * items point straight at the values' own buffers: reading a plain value
+ * runs no Perl code, so nothing can change or free one of them before the
+ * core has copied it. Otherwise every value is copied, as it is converted,
+ * into one buffer owned by a mortal (freed even when a later conversion
+ * dies), so that a later conversion cannot change what an earlier one
+ * returned. push_wait_multi passes 0: it runs signal handlers between its
+ * core calls. */
 static DqsStrItem *
-str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
+str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int may_point, DqsStrItem *stackbuf)
 {
-    SV *buf = sv_2mortal(newSV(64));
-    SV *meta = sv_2mortal(newSV(n > 0 ? n * sizeof(DqsStrItem) : 1));
-    DqsStrItem *items = (DqsStrItem *)SvPVX(meta);
+    DqsStrItem *items = stackbuf;
+    SV *buf;
     SSize_t i;
+    if (n > STACK_VALUES)
+        items = (DqsStrItem *)SvPVX(sv_2mortal(newSV(n * sizeof(DqsStrItem))));
+    /* Point at the values until one that could run Perl code turns up; then
+     * start again, copying. Up to there nothing but plain reads has
+     * happened (and croaks for undef in the order the copy would give). */
+    for (i = 0; may_point && i < n; i++) {
+        SV *sv = svs[i];
+        if ((SvFLAGS(sv) & (SVf_POK | SVs_GMG | SVf_ROK)) == SVf_POK) {
+            items[i].ptr = (const uint8_t *)SvPVX(sv);
+            items[i].len = SvCUR(sv);
+            items[i].utf8 = SvUTF8(sv) ? 1 : 0;
+        }
+        else if (SvGMAGICAL(sv) || SvROK(sv))
+            may_point = 0;
+        else {
+            STRLEN len;
+            int utf8;
+            items[i].ptr = (const uint8_t *)str_value(aTHX_ sv, &len, &utf8, ix, cv, NULL);
+            items[i].len = len;
+            items[i].utf8 = utf8;
+        }
+    }
+    if (may_point)
+        return items;
+    buf = sv_2mortal(newSV(64));
     SvPOK_only(buf);
     SvCUR_set(buf, 0);
     for (i = 0; i < n; i++) {
@@ -285,16 +429,56 @@ str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv)
     return items;
 }
 
-static SV *
+PERL_STATIC_INLINE SV *
 str_sv(pTHX_ SV *sv, const DqsStrItem *it)
 {
-    sv_setpvn(sv, (const char *)it->ptr, it->len);
+    /* A TARG reused call after call already has a buffer that fits: copy
+     * into it as sv_setpvn would, without its checks and upgrades. */
+    if (SvTYPE(sv) >= SVt_PV && SvTYPE(sv) <= SVt_PVMG && !SvTHINKFIRST(sv) && !SvOOK(sv)
+        && SvLEN(sv) > it->len) {
+        char *d = SvPVX(sv);
+        memcpy(d, it->ptr, it->len);
+        d[it->len] = '\0';
+        SvCUR_set(sv, it->len);
+        (void)SvPOK_only(sv);
+    }
+    else
+        sv_setpvn(sv, (const char *)it->ptr, it->len);
     if (it->utf8)
         SvUTF8_on(sv);
     else
         SvUTF8_off(sv);
     return sv;
 }
+
+/* Push the items its[0..n) onto the Perl stack as new mortal strings,
+ * each made in one allocation of the right size (newSV(len) makes the PV),
+ * not sv_newmortal + sv_setpvn. Stacks extended once, as push_ivs. */
+static SV **
+push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
+{
+    SSize_t ix;
+    SV **tmps;
+    size_t i;
+    EXTEND(sp, (SSize_t)n);
+    EXTEND_MORTAL((SSize_t)n);
+    ix = PL_tmps_ix;
+    tmps = PL_tmps_stack;
+    for (i = 0; i < n; i++) {
+        const DqsStrItem *it = &its[i];
+        SV *sv = newSV(it->len ? it->len : 1);
+        char *d = SvPVX(sv);
+        memcpy(d, it->ptr, it->len);
+        d[it->len] = '\0';
+        SvCUR_set(sv, it->len);
+        SvFLAGS(sv) |= SVf_POK | SVp_POK | SVs_TEMP | (it->utf8 ? SVf_UTF8 : 0);
+        tmps[++ix] = sv;
+        *++sp = sv;
+    }
+    PL_tmps_ix = ix;
+    return sp;
+}
+#define PUSH_STRS(its, n) (SP = push_strs(aTHX_ SP, (its), (n)))
 
 /* Pop up to `want` items in one call and push them as mortal strings onto
  * the Perl stack (the caller has done PUTBACK; this leaves SP updated). */
@@ -303,11 +487,8 @@ str_pop_list(pTHX_ DqsQueue *q, size_t want, int has_budget, uint64_t budget)
 {
     dSP;
     const DqsStrItem *its;
-    size_t got, i;
-    got = dqs_str_pop_multi(q, want, has_budget, budget, 1, &its);
-    EXTEND(SP, (SSize_t)got);
-    for (i = 0; i < got; i++)
-        PUSHs(str_sv(aTHX_ sv_newmortal(), &its[i]));
+    size_t got = dqs_str_pop_multi(q, want, has_budget, budget, 1, &its);
+    PUSH_STRS(its, got);
     PUTBACK;
 }
 
@@ -331,6 +512,86 @@ budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
     return 1;
 }
 
+/*
+ * The one-value operations on the Perl stack, shared by the keyword ops and
+ * the method short cut (fastcall.h): the invocant (and the value) on top of
+ * the stack are replaced by the result. The checks, conversions, results
+ * and croak texts are the XSUBs': the croak names the keyword `kw` when one
+ * is given, else the method the XSUB `cv` is. The order is the method
+ * call's: the invocant's get-magic (as method lookup runs it), the value,
+ * then the handle. `targ` receives a returned value. PL_stack_sp is read
+ * again after the conversions: they may run Perl code.
+ */
+#define OP_RETURN1(sv) STMT_START { *PL_stack_sp = (sv); return NORMAL; } STMT_END
+#define OP_RETURN2(sv) STMT_START { *--PL_stack_sp = (sv); return NORMAL; } STMT_END
+
+PERL_STATIC_INLINE OP *
+op_int_push(pTHX_ int ix, CV *cv, const char *kw)
+{
+    SV *self = PL_stack_sp[-1];
+    SV *value = PL_stack_sp[0];
+    IV v;
+    SvGETMAGIC(self);
+    v = int_value(aTHX_ value, ix, cv, kw);
+    OP_RETURN2(boolSV(dqs_int_push(dqs_self_as(aTHX_ self, ix, cv, kw), (int64_t)v) == DQS_DONE));
+}
+
+PERL_STATIC_INLINE OP *
+op_int_pop(pTHX_ int ix, int peek, CV *cv, const char *kw, SV *targ)
+{
+    SV *self = *PL_stack_sp;
+    DqsQueue *q;
+    int64_t v;
+    SvGETMAGIC(self);
+    q = dqs_self_as(aTHX_ self, ix, cv, kw);
+    if ((peek ? dqs_int_peek(q, &v) : dqs_int_pop(q, &v)) != DQS_DONE)
+        OP_RETURN1(&PL_sv_undef);
+    TARGi((IV)v, 1);
+    OP_RETURN1(targ);
+}
+
+PERL_STATIC_INLINE OP *
+op_size(pTHX_ int ix, CV *cv, const char *kw, SV *targ)
+{
+    SV *self = *PL_stack_sp;
+    SvGETMAGIC(self);
+    TARGu((UV)dqs_size(dqs_self_as(aTHX_ self, ix, cv, kw)), 1);
+    OP_RETURN1(targ);
+}
+
+PERL_STATIC_INLINE OP *
+op_str_push(pTHX_ int front, CV *cv, const char *kw)
+{
+    SV *self = PL_stack_sp[-1];
+    SV *value = PL_stack_sp[0];
+    STRLEN len;
+    int utf8, rc;
+    const char *p;
+    DqsError err;
+    SvGETMAGIC(self);
+    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv, kw);
+    rc = dqs_str_push(dqs_self_as(aTHX_ self, CLASS_STR, cv, kw), (const uint8_t *)p, len, utf8,
+                      front, &err);
+    if (rc == DQS_ERROR)
+        croak_err_as(aTHX_ CLASS_STR, cv, kw, &err);
+    OP_RETURN2(boolSV(rc == DQS_DONE));
+}
+
+PERL_STATIC_INLINE OP *
+op_str_pop(pTHX_ int back, int peek, CV *cv, const char *kw, SV *targ)
+{
+    SV *self = *PL_stack_sp;
+    DqsStrItem it;
+    SvGETMAGIC(self);
+    if (dqs_str_pop(dqs_self_as(aTHX_ self, CLASS_STR, cv, kw), back, peek, &it) != DQS_DONE)
+        OP_RETURN1(&PL_sv_undef);
+    str_sv(aTHX_ targ, &it);
+    SvSETMAGIC(targ);
+    OP_RETURN1(targ);
+}
+
+#include "fastcall.h"
+
 #ifdef HAVE_XS_PARSE_KEYWORD
 /*
  * The keyword API: `q_int_push $q, $v`, `q_int_pop $q`, `q_int_peek $q`,
@@ -348,95 +609,22 @@ budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
  */
 #include "XSParseKeyword.h"
 
-/* The value on top of the stack is replaced by `sv` (unary ops), or the two
- * on top by `sv` (binary ops). PL_stack_sp is read again after the
- * conversions: they may run Perl code. */
-#define KW_RETURN1(sv) STMT_START { *PL_stack_sp = (sv); return NORMAL; } STMT_END
-#define KW_RETURN2(sv) STMT_START { *--PL_stack_sp = (sv); return NORMAL; } STMT_END
-
-PERL_STATIC_INLINE OP *
-kw_int_push(pTHX_ int ix, const char *kw)
-{
-    SV *self = PL_stack_sp[-1];
-    SV *value = PL_stack_sp[0];
-    IV v;
-    SvGETMAGIC(self);
-    v = int_value(aTHX_ value, ix, NULL, kw);
-    KW_RETURN2(boolSV(dqs_int_push(dqs_self_as(aTHX_ self, ix, NULL, kw), (int64_t)v) == DQS_DONE));
-}
-
-PERL_STATIC_INLINE OP *
-kw_int_pop(pTHX_ int ix, int peek, const char *kw)
-{
-    dTARGET;
-    SV *self = *PL_stack_sp;
-    DqsQueue *q;
-    int64_t v;
-    SvGETMAGIC(self);
-    q = dqs_self_as(aTHX_ self, ix, NULL, kw);
-    if ((peek ? dqs_int_peek(q, &v) : dqs_int_pop(q, &v)) != DQS_DONE)
-        KW_RETURN1(&PL_sv_undef);
-    TARGi((IV)v, 1);
-    KW_RETURN1(TARG);
-}
-
-PERL_STATIC_INLINE OP *
-kw_size(pTHX_ int ix, const char *kw)
-{
-    dTARGET;
-    SV *self = *PL_stack_sp;
-    SvGETMAGIC(self);
-    TARGu((UV)dqs_size(dqs_self_as(aTHX_ self, ix, NULL, kw)), 1);
-    KW_RETURN1(TARG);
-}
-
-static OP *
-kw_str_push(pTHX_ const char *kw)
-{
-    SV *self = PL_stack_sp[-1];
-    SV *value = PL_stack_sp[0];
-    STRLEN len;
-    int utf8, rc;
-    const char *p;
-    DqsError err;
-    SvGETMAGIC(self);
-    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, NULL, kw);
-    rc = dqs_str_push(dqs_self_as(aTHX_ self, CLASS_STR, NULL, kw), (const uint8_t *)p, len, utf8,
-                      0, &err);
-    if (rc == DQS_ERROR) {
-        if (err.os_errno)
-            SETERRNO(err.os_errno, 0);
-        croak("%s->%s: %s", CLASS(CLASS_STR), kw, err.msg);
-    }
-    KW_RETURN2(boolSV(rc == DQS_DONE));
-}
-
-static OP *
-kw_str_pop(pTHX_ int peek, const char *kw)
-{
-    dTARGET;
-    SV *self = *PL_stack_sp;
-    DqsStrItem it;
-    SvGETMAGIC(self);
-    if (dqs_str_pop(dqs_self_as(aTHX_ self, CLASS_STR, NULL, kw), 0, peek, &it) != DQS_DONE)
-        KW_RETURN1(&PL_sv_undef);
-    str_sv(aTHX_ TARG, &it);
-    KW_RETURN1(TARG);
-}
-
 /* One pp function per keyword, so the class is a constant in each. */
+#define KW_TARG PAD_SV(PL_op->op_targ)
 #define INT_KW_PP(tag, IX)                                                                         \
-    static OP *pp_q_##tag##_push(pTHX) { return kw_int_push(aTHX_ IX, "q_" #tag "_push"); }       \
-    static OP *pp_q_##tag##_pop(pTHX) { return kw_int_pop(aTHX_ IX, 0, "q_" #tag "_pop"); }       \
-    static OP *pp_q_##tag##_peek(pTHX) { return kw_int_pop(aTHX_ IX, 1, "q_" #tag "_peek"); }     \
-    static OP *pp_q_##tag##_size(pTHX) { return kw_size(aTHX_ IX, "q_" #tag "_size"); }
+    static OP *pp_q_##tag##_push(pTHX) { return op_int_push(aTHX_ IX, NULL, "q_" #tag "_push"); } \
+    static OP *pp_q_##tag##_pop(pTHX)                                                              \
+    { return op_int_pop(aTHX_ IX, 0, NULL, "q_" #tag "_pop", KW_TARG); }                           \
+    static OP *pp_q_##tag##_peek(pTHX)                                                             \
+    { return op_int_pop(aTHX_ IX, 1, NULL, "q_" #tag "_peek", KW_TARG); }                          \
+    static OP *pp_q_##tag##_size(pTHX) { return op_size(aTHX_ IX, NULL, "q_" #tag "_size", KW_TARG); }
 INT_KW_PP(int, 0)
 INT_KW_PP(int32, 1)
 INT_KW_PP(int16, 2)
-static OP *pp_q_str_push(pTHX) { return kw_str_push(aTHX_ "q_str_push"); }
-static OP *pp_q_str_pop(pTHX) { return kw_str_pop(aTHX_ 0, "q_str_pop"); }
-static OP *pp_q_str_peek(pTHX) { return kw_str_pop(aTHX_ 1, "q_str_peek"); }
-static OP *pp_q_str_size(pTHX) { return kw_size(aTHX_ CLASS_STR, "q_str_size"); }
+static OP *pp_q_str_push(pTHX) { return op_str_push(aTHX_ 0, NULL, "q_str_push"); }
+static OP *pp_q_str_pop(pTHX) { return op_str_pop(aTHX_ 0, 0, NULL, "q_str_pop", KW_TARG); }
+static OP *pp_q_str_peek(pTHX) { return op_str_pop(aTHX_ 0, 1, NULL, "q_str_peek", KW_TARG); }
+static OP *pp_q_str_size(pTHX) { return op_size(aTHX_ CLASS_STR, NULL, "q_str_size", KW_TARG); }
 
 struct dqs_keyword {
     const char *name;
@@ -531,6 +719,7 @@ BOOT:
 #ifdef HAVE_XS_PARSE_KEYWORD
     register_keywords(aTHX);
 #endif
+    fast_boot(aTHX);
 }
 
 void
@@ -713,10 +902,10 @@ push_multi(self, ...)
     Data::Queue::Shared::Int16::push_multi = 2
   PREINIT:
     dXSTARG;
-    int64_t *vals;
+    int64_t *vals, sbuf[STACK_VALUES];
     size_t n = (size_t)(items - 1), done;
   PPCODE:
-    vals = int_values(aTHX_ &ST(1), (SSize_t)n, ix, cv);
+    vals = int_values(aTHX_ &ST(1), (SSize_t)n, ix, cv, sbuf);
     done = dqs_int_push_multi(dqs_self(aTHX_ self, ix, cv), vals, n);
     XSprePUSH;
     PUSHu((UV)done);
@@ -731,13 +920,13 @@ push_wait_multi(self, timeout, ...)
     Data::Queue::Shared::Int16::push_wait_multi = 2
   PREINIT:
     dXSTARG;
-    int64_t *vals;
+    int64_t *vals, sbuf[STACK_VALUES];
     size_t n = (size_t)(items - 2), done = 0;
     DqsDeadline dl;
     int rc;
   PPCODE:
-    dl = deadline_arg(aTHX_ timeout, ix, cv);
-    vals = int_values(aTHX_ &ST(2), (SSize_t)n, ix, cv);
+    dl = deadline_arg_or(aTHX_ timeout, 0.0, ix, cv);
+    vals = int_values(aTHX_ &ST(2), (SSize_t)n, ix, cv, sbuf);
     while (done < n) {
         DqsQueue *q = dqs_self(aTHX_ self, ix, cv);
         done += dqs_int_push_multi(q, vals + done, n - done);
@@ -766,7 +955,7 @@ pop_multi(self, count_sv)
   PREINIT:
     int64_t buf[POP_CHUNK];
     IV want;
-    size_t got, i;
+    size_t got;
     DqsQueue *q;
   PPCODE:
     want = pop_count_arg(aTHX_ count_sv, ix, cv);
@@ -774,9 +963,7 @@ pop_multi(self, count_sv)
     while (want > 0) {
         size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
         got = dqs_int_pop_multi(q, buf, chunk);
-        EXTEND(SP, (SSize_t)got);
-        for (i = 0; i < got; i++)
-            mPUSHi((IV)buf[i]);
+        PUSH_IVS(buf, got);
         want -= (IV)got;
         if (got < chunk)
             break;
@@ -794,7 +981,7 @@ drain(self, max_sv = NULL)
   PREINIT:
     int64_t buf[POP_CHUNK];
     UV want = UV_MAX;
-    size_t got, i;
+    size_t got;
     DqsQueue *q;
   PPCODE:
     if (max_sv) {
@@ -805,7 +992,8 @@ drain(self, max_sv = NULL)
                 croak("%s->%s: max must be a number, got '%" SVf "'", CLASS(ix), METHOD,
                       SVfARG(max_sv));
             m = SvIV_nomg(max_sv);
-            want = m > 0 ? (UV)m : 0;
+            /* a negative max (-1) is no limit, as in the C implementation */
+            want = m < 0 ? UV_MAX : (UV)m;
         }
     }
     q = dqs_self(aTHX_ self, ix, cv);
@@ -816,9 +1004,7 @@ drain(self, max_sv = NULL)
     while (want > 0) {
         size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
         got = dqs_int_pop_multi(q, buf, chunk);
-        EXTEND(SP, (SSize_t)got);
-        for (i = 0; i < got; i++)
-            mPUSHi((IV)buf[i]);
+        PUSH_IVS(buf, got);
         want -= got;
         if (got < chunk)
             break;
@@ -837,7 +1023,7 @@ pop_wait_multi(self, count_sv, timeout = NULL)
   PREINIT:
     int64_t buf[POP_CHUNK];
     IV want;
-    size_t got, i;
+    size_t got;
     DqsDeadline dl;
     int rc;
     DqsQueue *q;
@@ -853,15 +1039,12 @@ pop_wait_multi(self, count_sv, timeout = NULL)
             PERL_ASYNC_CHECK();
         }
         if (rc == DQS_DONE) {
-            EXTEND(SP, 1);
-            mPUSHi((IV)buf[0]);
+            PUSH_IVS(buf, 1);
             want--;
             while (want > 0) {
                 size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
                 got = dqs_int_pop_multi(q, buf, chunk);
-                EXTEND(SP, (SSize_t)got);
-                for (i = 0; i < got; i++)
-                    mPUSHi((IV)buf[i]);
+                PUSH_IVS(buf, got);
                 want -= (IV)got;
                 if (got < chunk)
                     break;
@@ -996,7 +1179,8 @@ eventfd_set(self, fd_sv)
     if (!SvOK(fd_sv) || !looks_like_number(fd_sv))
         croak("%s->%s: fd must be a file descriptor number", CLASS(ix), METHOD);
     fd = SvIV_nomg(fd_sv);
-    if (fd < 0 || fd > INT_MAX)
+    /* -1 (what fileno returns without one) turns notification off */
+    if (fd < -1 || fd > INT_MAX)
         croak("%s->%s: fd %" IVdf " is not a valid file descriptor", CLASS(ix), METHOD, fd);
     if (dqs_eventfd_set(dqs_self(aTHX_ self, ix, cv), (int)fd, &err) != 0)
         croak_err(aTHX_ ix, cv, &err);
@@ -1053,10 +1237,11 @@ eventfd_consume(q)
     int rc;
   PPCODE:
     PERL_UNUSED_VAR(ix);
-    /* The count (0 when nothing is pending); undef without an eventfd or
-     * when the read failed ($! set). */
+    /* The count; undef when nothing is pending (as in the C
+     * implementation), without an eventfd, or when the read failed ($!
+     * set). */
     rc = dqs_eventfd_consume(q, &count, &err);
-    if (rc != DQS_DONE) {
+    if (rc != DQS_DONE || count == 0) {
         if (rc == DQS_ERROR)
             SETERRNO(err.os_errno, 0);
         XSRETURN_UNDEF;
@@ -1150,17 +1335,19 @@ DESTROY(self)
   PREINIT:
     SV *obj;
     IV iv;
+    MAGIC *mg;
   PPCODE:
     PERL_UNUSED_VAR(ix);
-    /* Only our own objects (a blessed IV of one of our classes); this
-     * unmaps the handle and never touches shared state. */
+    /* Only our own objects (a blessed IV made by wrap_handle, of one of
+     * our classes or a subclass); this unmaps the handle and never touches
+     * shared state. */
     if (SvROK(self)) {
         obj = SvRV(self);
         if (SvOBJECT(obj) && SvTYPE(obj) < SVt_PVAV && SvIOKp(obj) && (iv = SvIVX(obj)) != 0
-            && is_our_object(aTHX_ self)) {
-            SvREADONLY_off(obj);
+            && SvSMAGICAL(obj) && (mg = mg_findext(obj, PERL_MAGIC_ext, &handle_vtbl)) != NULL
+            && mg->mg_ptr == INT2PTR(char *, iv) && is_our_object(aTHX_ self)) {
             SvIV_set(obj, 0);
-            SvREADONLY_on(obj);
+            mg->mg_ptr = NULL;
             dqs_close(INT2PTR(DqsQueue *, iv));
         }
     }
@@ -1359,11 +1546,11 @@ push_multi(self, ...)
     SV *self
   PREINIT:
     dXSTARG;
-    DqsStrItem *vals;
+    DqsStrItem *vals, sbuf[STACK_VALUES];
     DqsError err;
     IV done;
   PPCODE:
-    vals = str_values(aTHX_ &ST(1), items - 1, CLASS_STR, cv);
+    vals = str_values(aTHX_ &ST(1), items - 1, CLASS_STR, cv, 1, sbuf);
     done = (IV)dqs_str_push_multi(dqs_self(aTHX_ self, CLASS_STR, cv), vals,
                                   (size_t)(items - 1), &err);
     if (done < 0)
@@ -1378,15 +1565,15 @@ push_wait_multi(self, timeout, ...)
     SV *timeout
   PREINIT:
     dXSTARG;
-    DqsStrItem *vals;
+    DqsStrItem *vals, sbuf[STACK_VALUES];
     DqsError err;
     DqsDeadline dl;
     size_t n = (size_t)(items - 2), done = 0;
     IV got;
     int rc;
   PPCODE:
-    dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
-    vals = str_values(aTHX_ &ST(2), items - 2, CLASS_STR, cv);
+    dl = deadline_arg_or(aTHX_ timeout, 0.0, CLASS_STR, cv);
+    vals = str_values(aTHX_ &ST(2), items - 2, CLASS_STR, cv, 0, sbuf);
     while (done < n) {
         DqsQueue *q = dqs_self(aTHX_ self, CLASS_STR, cv);
         got = (IV)dqs_str_push_multi(q, vals + done, n - done, &err);
@@ -1442,7 +1629,8 @@ drain(self, max_sv = NULL)
                 croak("%s->%s: max must be a number, got '%" SVf "'", CLASS_STR_NAME, METHOD,
                       SVfARG(max_sv));
             m = SvIV_nomg(max_sv);
-            want = m > 0 ? (size_t)m : 0;
+            /* a negative max (-1) is no limit, as in the C implementation */
+            want = m < 0 ? SIZE_MAX : (size_t)m;
         }
     }
     PUTBACK;
@@ -1488,7 +1676,7 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
   PREINIT:
     const DqsStrItem *its;
     DqsStrItem first;
-    size_t got, i;
+    size_t got;
     IV want;
     uint64_t budget = 0;
     int has_budget, rc;
@@ -1508,16 +1696,13 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
         }
         if (rc == DQS_DONE) {
             uint64_t used = first.len;
-            EXTEND(SP, 1);
-            PUSHs(str_sv(aTHX_ sv_newmortal(), &first));
+            PUSH_STRS(&first, 1);
             want--;
             if (want > 0 && (!has_budget || used <= budget)) {
                 /* the first item was the one the budget always allows;
                  * the rest must fit in what is left of it */
                 got = dqs_str_pop_multi(q, (size_t)want, has_budget, budget - used, 0, &its);
-                EXTEND(SP, (SSize_t)got);
-                for (i = 0; i < got; i++)
-                    PUSHs(str_sv(aTHX_ sv_newmortal(), &its[i]));
+                PUSH_STRS(its, got);
             }
         }
     }
@@ -1526,7 +1711,22 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
 
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared
 
-PROTOTYPES: DISABLE
+# For the tests of the method short cut (t/36-method-fastpath.t).
+
+IV
+_fastcall_sites(code)
+    CV *code
+  CODE:
+    RETVAL = CvISXSUB(code) || !CvROOT(code) ? 0 : fast_sites(CvROOT(code));
+  OUTPUT:
+    RETVAL
+
+UV
+_fastcall_hits()
+  CODE:
+    RETVAL = fast_hits;
+  OUTPUT:
+    RETVAL
 
 # Tests only: sleepers this process has woken with FUTEX_WAKE (queue
 # waiters and lock sleepers), so a lost wake-up fails by count.

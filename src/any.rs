@@ -30,7 +30,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::layout::{Geometry, Variant, HEADER_SIZE};
-use crate::region::{validate_header, Region, Request};
+use crate::region::{incompatible, small_file_error, validate_header, Region, Request};
 use crate::{IntQueue, Stats, StrQueue};
 
 /// A handle on a queue of any of the four variants.
@@ -86,13 +86,14 @@ fn open_existing(path: &Path) -> Result<Probed> {
         .map_err(|e| match e.raw_os_error() {
             Some(libc::ENOENT) => Error::io(format!("{who}: no such queue file"), e),
             Some(libc::ELOOP) => Error::io(format!("{who}: refusing to follow a symlink"), e),
+            Some(libc::EISDIR) => incompatible(&who, "a directory, not a regular file"),
             _ => Error::io(format!("{who}: open"), e),
         })?;
     let meta = file
         .metadata()
         .map_err(|e| Error::io(format!("{who}: fstat"), e))?;
     if !meta.file_type().is_file() {
-        return Err(Error::InvalidArgument(format!("{who}: not a regular file")));
+        return Err(incompatible(&who, "not a regular file"));
     }
     let fd = file.as_raw_fd();
     // SAFETY: plain syscall on an fd `file` owns.
@@ -117,10 +118,7 @@ fn read_geometry(file: &File, who: &str) -> Result<Geometry> {
         .map_err(|e| Error::io(format!("{who}: fstat"), e))?
         .len();
     if size < HEADER_SIZE as u64 {
-        return Err(Error::Incompatible {
-            who: who.to_string(),
-            why: format!("{size} bytes is too small"),
-        });
+        return Err(small_file_error(file.as_raw_fd(), size, who));
     }
     let mut hdr = [0u8; HEADER_SIZE];
     file.read_exact_at(&mut hdr, 0)

@@ -47,7 +47,8 @@ pub enum Error {
     },
     /// The file is an interrupted create: size right, header partly written.
     IncompleteCreate(String),
-    /// The fd or file is too small to hold a queue header.
+    /// The fd or file is too small to hold a queue header (the message
+    /// reads `<who>: invalid or incompatible queue file (too small: ...)`).
     TooSmall(String),
     /// The operation does not apply to this queue (for example `unlink` on
     /// an anonymous queue).

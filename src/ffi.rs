@@ -892,12 +892,24 @@ pub unsafe extern "C" fn dqs_str_push_multi(
     }
     // SAFETY: `items` holds `n` entries.
     let items = unsafe { std::slice::from_raw_parts(items, n) };
-    let batch: Vec<(&[u8], bool)> = items
-        .iter()
-        // SAFETY: each entry's bytes are readable per the contract.
-        .map(|it| (unsafe { bytes(it.ptr, it.len) }, it.utf8 != 0))
-        .collect();
-    match sq.push_multi(&batch) {
+    // SAFETY: each entry's bytes are readable per the contract.
+    let item = |it: &DqsStrItem| (unsafe { bytes(it.ptr, it.len) }, it.utf8 != 0);
+    // Batches of up to BATCH_ON_STACK items are described on the stack: a
+    // heap Vec per call cost more than the 100 pushes of a typical batch
+    // (glibc consolidated its free lists on every such allocation).
+    const BATCH_ON_STACK: usize = 128;
+    let mut on_stack: [(&[u8], bool); BATCH_ON_STACK] = [(&[], false); BATCH_ON_STACK];
+    let heap: Vec<(&[u8], bool)>;
+    let batch: &[(&[u8], bool)] = if n <= BATCH_ON_STACK {
+        for (slot, it) in on_stack.iter_mut().zip(items) {
+            *slot = item(it);
+        }
+        &on_stack[..n]
+    } else {
+        heap = items.iter().map(item).collect();
+        &heap
+    };
+    match sq.push_multi(batch) {
         Ok(k) => k as isize,
         Err(e) => {
             set_error(err, &e);
@@ -1039,8 +1051,10 @@ pub unsafe extern "C" fn dqs_eventfd(q: *const DqsQueue, err: *mut DqsError) -> 
 
 /// Use the caller's open `fd` (for example an eventfd inherited across
 /// `fork`) as the handle's eventfd; the handle never closes it. An eventfd
-/// the handle created earlier is closed (unless it is `fd`). Returns 0, or
-/// -1 with `*err` filled (negative or closed fd).
+/// the handle created earlier is closed (unless it is `fd`). `fd` -1
+/// turns notification off (the handle forgets its eventfd, closing one it
+/// created). Returns 0, or -1 with `*err` filled (a closed fd, or a
+/// negative one other than -1).
 ///
 /// # Safety
 /// Live handle; `err` null or valid.

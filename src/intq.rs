@@ -519,7 +519,7 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!(q.peek(), Some(7)); // still there
     /// assert_eq!(q.clear(), 3);
     /// assert!(q.is_empty());
-    /// assert_eq!(q.stats().pop_ok, 0); // cleared items are not pops
+    /// assert_eq!(q.stats().pop_ok, 3); // cleared items count as pops
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn clear(&self) -> u64 {
@@ -572,7 +572,6 @@ impl<T: Element> IntQueue<T> {
     pub fn stats(&self) -> Stats {
         let h = self.region.header();
         let ring = self.ring();
-        let cleared = h.cleared.load(Ordering::Relaxed);
         // Given-up positions (slot repair) hold no item: they are neither
         // pushes nor pops.
         let skipped = h.int_skipped().load(Ordering::Relaxed);
@@ -581,7 +580,10 @@ impl<T: Element> IntQueue<T> {
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
             push_ok: ring.pushed().wrapping_sub(skipped),
-            pop_ok: ring.popped().wrapping_sub(skipped).wrapping_sub(cleared),
+            // Cleared items count as pops, as in the C implementation, so
+            // push_ok - pop_ok stays the size (the header's `cleared` word
+            // still counts them apart).
+            pop_ok: ring.popped().wrapping_sub(skipped),
             push_full: h.push_full.load(Ordering::Relaxed),
             pop_empty: h.pop_empty.load(Ordering::Relaxed),
             recoveries: h.recoveries.load(Ordering::Relaxed),
@@ -711,7 +713,11 @@ mod tests {
         assert_eq!(q.clear(), 700);
         assert!(q.is_empty());
         let st = q.stats();
-        assert_eq!((st.push_ok, st.pop_ok), (700, 0));
+        assert_eq!(
+            (st.push_ok, st.pop_ok),
+            (700, 700),
+            "cleared items count as pops"
+        );
     }
 }
 /// The Int repair cells live in the header (see `layout.rs`).

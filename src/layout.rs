@@ -26,7 +26,7 @@ use crate::sync::{AtomicU32, AtomicU64};
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Size of the header; slots start here.
 pub const HEADER_SIZE: usize = 256;
 /// Smallest capacity; requests below are raised to it.

@@ -229,8 +229,9 @@
 //!                             (low 32 bits of /proc/<pid>/stat field 22)
 //! ```
 //!
-//! **Creating and attaching.** A creator sizes the file, fills in the
-//! geometry and the slots' initial state, and stores `magic` last with
+//! **Creating and attaching.** A creator sizes the file (new bytes are
+//! zero, and zero is the initial state of every other field, slot and
+//! arena byte), fills in the geometry, and stores `magic` last with
 //! release ordering; an attacher loads `magic` with acquire ordering. A
 //! file whose `magic` is 0 is being created, or its creator died (the
 //! Perl and Rust creators hold an exclusive `flock` on the file while they
@@ -268,7 +269,10 @@
 //! Int slots are 16 bytes (`u64` sequence, `i64` value) for Int and 8
 //! bytes (`u32` sequence, then an `i32`, or an `i16` and two zero bytes)
 //! for Int32 and Int16. Slot `i` serves the positions `p` with
-//! `p & (capacity - 1) == i`. The rules for claiming, publishing and
+//! `p & (capacity - 1) == i`, and its sequence word holds the sequence
+//! less `i` (wrapping in the word's width; format 5), so that all-zero
+//! slots are an empty ring: a creator writes the header only and leaves
+//! the slots, zero in any new mapping, untouched. The rules for claiming, publishing and
 //! freeing a slot, and what `head` and `tail` mean for the integer queues,
 //! are the ring protocol documented in the [`ring`] module; the format
 //! version changes whenever that protocol does.
@@ -350,6 +354,9 @@
 //! never share a queue. There is no in-place upgrade: drain the queue with
 //! the old build, remove the file and create it again. Zero padding and
 //! `spare` words may gain meanings only together with a version bump.
+//! The files of the C implementation of the Perl module (first 32-bit
+//! word [`region::C_IMPL_MAGIC`], then its format version 1 or 2) are
+//! refused with an error that names them.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
@@ -393,7 +400,9 @@ pub struct Stats {
     pub mmap_size: u64,
     /// Successful pushes.
     pub push_ok: u64,
-    /// Successful pops (items removed by `clear` are not pops).
+    /// Successful pops. Items an [`IntQueue::clear`] removes count as
+    /// pops (so `push_ok - pop_ok` is the size); those a
+    /// [`StrQueue::clear`] removes do not.
     pub pop_ok: u64,
     /// Pushes that found the queue full (and waits that timed out full).
     pub push_full: u64,

@@ -116,11 +116,14 @@ impl Notifier {
     /// Use `fd` (for example an eventfd inherited across `fork`) as given.
     /// The notifier never closes it. An eventfd this notifier created
     /// before is closed, unless `fd` is that same fd, which then stays
-    /// as it was.
+    /// as it was. `-1` (what [`Notifier::fd`] stands for with `None`, and
+    /// the C API's `dqs_eventfd_fileno` returns) turns notification off:
+    /// the notifier forgets its eventfd (closing it if it created it),
+    /// as the C implementation's `eventfd_set(-1)` did.
     ///
     /// # Errors
-    /// `Error::InvalidArgument` for a negative fd; `Error::Io` (`EBADF`)
-    /// when `fd` is not open.
+    /// `Error::InvalidArgument` for a negative fd other than `-1`;
+    /// `Error::Io` (`EBADF`) when `fd` is not open.
     ///
     /// # Examples
     ///
@@ -135,33 +138,35 @@ impl Notifier {
     /// assert_eq!(lent.eventfd()?, fd); // used as given, never replaced
     /// assert!(lent.notify()?);
     /// assert_eq!(owner.consume()?, Some(1));
+    /// lent.set_fd(-1)?; // off: lent no longer notifies
+    /// assert!(!lent.notify()?);
+    /// lent.set_fd(fd)?;
     /// drop(lent); // a lent fd is not closed: the owner's still works
     /// assert!(owner.notify()?);
     /// assert_eq!(owner.consume()?, Some(1));
-    /// assert!(Notifier::new().set_fd(-1).is_err());
+    /// assert!(Notifier::new().set_fd(-2).is_err());
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn set_fd(&self, fd: RawFd) -> Result<()> {
-        if fd < 0 {
+        if fd < -1 {
             return Err(Error::InvalidArgument(format!(
                 "fd {fd} is not a valid file descriptor"
             )));
         }
         // SAFETY: F_GETFD only reads the descriptor flags.
-        if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        if fd >= 0 && unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
             return Err(Error::last_os(format!("fd {fd}")));
         }
+        let new = if fd < 0 { NONE } else { i64::from(fd) };
         let mut old = self.state.load(Ordering::Acquire);
         loop {
-            if fd_of(old) == Some(fd) {
+            if fd_of(old) == fd_of(new) {
                 return Ok(());
             }
-            match self.state.compare_exchange_weak(
-                old,
-                i64::from(fd),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match self
+                .state
+                .compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire)
+            {
                 Ok(_) => break,
                 Err(now) => old = now,
             }
@@ -408,12 +413,30 @@ mod tests {
     fn set_fd_refuses_bad_fds() {
         let _g = serial();
         let n = Notifier::new();
-        assert!(matches!(n.set_fd(-1), Err(Error::InvalidArgument(_))));
+        assert!(matches!(n.set_fd(-2), Err(Error::InvalidArgument(_))));
         let fd = high_eventfd();
         close_quietly(fd);
         let e = n.set_fd(fd).unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::EBADF));
         assert_eq!(n.fd(), None);
+    }
+
+    #[test]
+    fn set_fd_minus_one_turns_notification_off() {
+        let _g = serial();
+        let n = Notifier::new();
+        n.set_fd(-1).unwrap(); // nothing to turn off: fine
+        assert_eq!(n.fd(), None);
+        let fd = n.eventfd().unwrap();
+        n.set_fd(-1).unwrap();
+        assert_eq!(n.fd(), None);
+        assert!(!is_eventfd(fd), "an eventfd it created is closed");
+        assert!(!n.notify().unwrap());
+        let lent = high_eventfd();
+        n.set_fd(lent).unwrap();
+        n.set_fd(-1).unwrap();
+        assert!(is_eventfd(lent), "a lent one is left open");
+        close_quietly(lent);
     }
 
     #[test]

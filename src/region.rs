@@ -215,9 +215,7 @@ fn read_header_bytes(fd: libc::c_int, who: &str) -> Result<[u8; HEADER_SIZE]> {
             return Err(Error::io(format!("{who}: read header"), e));
         }
         if n == 0 {
-            return Err(Error::TooSmall(format!(
-                "{who}: too small for a queue header"
-            )));
+            return Err(too_small(who, done as u64));
         }
         done += n as usize;
     }
@@ -237,7 +235,8 @@ fn u64_at(b: &[u8], off: usize) -> u64 {
 /// names the file in error messages.
 ///
 /// # Errors
-/// [`Error::Incompatible`] naming what is wrong: a bad magic number (which
+/// [`Error::Incompatible`] naming what is wrong: a file of the C
+/// implementation ([`C_IMPL_MAGIC`]), a bad magic number (which
 /// includes a header whose create never finished), another format
 /// version, an unknown variant or another one than `want`, a capacity that
 /// is not a power of two in range, a slot size, header size or slot offset
@@ -254,6 +253,9 @@ pub fn validate_header(
         who: who.to_string(),
         why: why.to_string(),
     };
+    if let Some(why) = c_queue_file(bytes) {
+        return Err(bad(&why));
+    }
     if u64_at(bytes, 0) != MAGIC {
         return Err(bad("bad magic"));
     }
@@ -420,7 +422,8 @@ impl Region {
         }
     }
 
-    /// Write a fresh header; `init_body` sets up slots/arena; then commit
+    /// Write a fresh header; `init_body` sets the variant's own header
+    /// fields (the rest of a new mapping is zero already); then commit
     /// the magic number (Release) so attachers see a complete queue.
     fn initialise(&self, init_body: &dyn Fn(&Region)) {
         let g = self.geo;
@@ -449,13 +452,20 @@ impl Region {
 
     /// Create the file at `path`, or attach to the queue already there.
     ///
+    /// An existing empty or interrupted-create file is initialised only
+    /// when the effective uid owns it, and gets `req.mode` first.
+    ///
     /// # Errors
     /// As [`Request::geometry`]; [`Error::Io`] when the file cannot be
-    /// opened (a symlink is refused), locked, sized, reserved or mapped;
-    /// [`Error::InvalidArgument`] for a path with a NUL byte or something
-    /// that is not a regular file; [`Error::Incompatible`] for another
-    /// variant, format version or a damaged or truncated header;
-    /// [`Error::IncompleteCreate`] for a file an interrupted create left.
+    /// opened (a symlink is refused), locked, sized, reserved or mapped,
+    /// and (`EPERM`) for an empty or interrupted-create file another uid
+    /// owns; [`Error::InvalidArgument`] for a path with a NUL byte;
+    /// [`Error::Incompatible`] for something that is not a regular file,
+    /// another variant, format version, a file of the C implementation, or
+    /// a damaged or truncated header; [`Error::TooSmall`] for a file
+    /// shorter than a header; [`Error::IncompleteCreate`] for a file an
+    /// interrupted create left that is not all zero or not of the size to
+    /// create.
     pub(crate) fn open_path(
         path: &Path,
         req: &Request,
@@ -484,17 +494,21 @@ impl Region {
         let fd = Fd(raw);
         if created {
             // The mode is applied exactly, whatever the umask.
-            // SAFETY: plain syscall on our fd.
-            unsafe { libc::fchmod(fd.0, mode) };
+            set_mode(fd.0, mode, &who)?;
         }
         let _init_lock = FlockGuard::lock(fd.0, &who)?;
         let st = fstat(fd.0, &who)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-            return Err(Error::InvalidArgument(format!("{who}: not a regular file")));
+            return Err(incompatible(&who, "not a regular file"));
         }
         let size = st.st_size as u64;
         if size == 0 {
-            // New, or an empty file somebody made for us: initialise.
+            // New, or an empty file somebody made for us: initialise it,
+            // but only if it is ours (see `check_owner`).
+            if !created {
+                check_owner(&st, &who)?;
+                set_mode(fd.0, mode, &who)?;
+            }
             reserve(fd.0, want.total_size, &who)?;
             create_kill_point(b"create_after_reserve");
             let (map, base) = Self::map_fd(fd.0, want.total_size, &who)?;
@@ -503,31 +517,25 @@ impl Region {
             return Ok(r);
         }
         if size < HEADER_SIZE as u64 {
-            return Err(Error::Incompatible {
-                who,
-                why: format!("{size} bytes is too small"),
-            });
+            return Err(small_file_error(fd.0, size, &who));
         }
         let hdr = read_header_bytes(fd.0, &who)?;
         if u64_at(&hdr, 0) == 0 {
             // Never committed: an interrupted create (see CRASH SAFETY).
             // Only a file of exactly the size to create, owned by us and
             // entirely zero is taken over; its size is checked before it is
-            // mapped and scanned, so a huge file is neither.
-            // SAFETY: geteuid has no preconditions.
-            let mine = st.st_uid == unsafe { libc::geteuid() };
-            if size == want.total_size && mine {
+            // scanned, so a huge file is not. The scan reads with pread, not
+            // through a mapping: a read fault on a hole of a full tmpfs is a
+            // SIGBUS. The owner is checked before anything is written (the
+            // block reserve included).
+            if size == want.total_size && all_zero(fd.0, size, &who)? {
+                check_owner(&st, &who)?;
                 reserve_existing(fd.0, size, &who)?;
+                set_mode(fd.0, mode, &who)?;
                 let (map, base) = Self::map_fd(fd.0, size, &who)?;
-                // SAFETY: `base` maps `size` readable bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(base, size as usize) };
-                if bytes.iter().all(|&b| b == 0) {
-                    // SAFETY: plain syscall on our fd.
-                    unsafe { libc::fchmod(fd.0, mode) };
-                    let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
-                    r.initialise(init_body);
-                    return Ok(r);
-                }
+                let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
+                r.initialise(init_body);
+                return Ok(r);
             }
             return Err(Error::IncompleteCreate(who));
         }
@@ -589,8 +597,9 @@ impl Region {
     /// duplicated (`F_DUPFD_CLOEXEC`); the caller keeps its own.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for a negative fd or one that is not a
-    /// memfd or regular file; [`Error::Io`] for a closed fd (or when dup,
+    /// [`Error::InvalidArgument`] for a negative fd; [`Error::Incompatible`]
+    /// for one that is not a memfd or regular file; [`Error::Io`] for a
+    /// closed fd (or when dup,
     /// fstat or mmap fail); [`Error::TooSmall`] when it cannot hold a
     /// header; [`Error::Incompatible`] as for [`Region::open_path`].
     pub(crate) fn from_fd(fd: libc::c_int, want: Variant) -> Result<Region> {
@@ -609,15 +618,11 @@ impl Region {
         let own = Fd(dup);
         let st = fstat(own.0, &who)?;
         if st.st_mode & libc::S_IFMT != libc::S_IFREG {
-            return Err(Error::InvalidArgument(format!(
-                "{who}: not a memfd or regular file"
-            )));
+            return Err(incompatible(&who, &not_a_file(&st)));
         }
         let size = st.st_size as u64;
         if size < HEADER_SIZE as u64 {
-            return Err(Error::TooSmall(format!(
-                "{who}: too small for a queue ({size} bytes)"
-            )));
+            return Err(small_file_error(own.0, size, &who));
         }
         let hdr = read_header_bytes(own.0, &who)?;
         let geo = validate_header(&hdr, want, size, &who)?;
@@ -631,7 +636,7 @@ impl Region {
 /// Test hook for the crash-safety tests: when the environment variable
 /// `DQS_TEST_KILL_POINT` names `point` (`create_after_reserve`: a new file
 /// is sized and reserved, nothing written; `create_before_magic`: header
-/// and body written, magic not yet committed), the process SIGKILLs
+/// written, magic not yet committed), the process SIGKILLs
 /// itself there, leaving what an interrupted create leaves.
 fn create_kill_point(point: &[u8]) {
     match std::env::var_os("DQS_TEST_KILL_POINT") {
@@ -649,9 +654,128 @@ fn create_kill_point(point: &[u8]) {
     }
 }
 
+/// The C implementation of Data::Queue::Shared (the original Perl XS
+/// module) starts its files with this 32-bit little-endian word ("1EUQ"
+/// on disk), followed by its format version: 1 up to its 0.08, 2 from 0.12.
+pub const C_IMPL_MAGIC: u32 = 0x5155_4531;
+
+/// What to say about a file written by the C implementation, or `None`
+/// when `head` (the first bytes of a file, at least 8) is not one.
+pub(crate) fn c_queue_file(head: &[u8]) -> Option<String> {
+    if head.len() < 8 || u32_at(head, 0) != C_IMPL_MAGIC {
+        return None;
+    }
+    let version = u32_at(head, 4);
+    matches!(version, 1 | 2).then(|| {
+        format!(
+            "a queue file of another version of Data::Queue::Shared (the C \
+             implementation, its format {version}); remove it and create it again"
+        )
+    })
+}
+
+pub(crate) fn incompatible(who: &str, why: &str) -> Error {
+    Error::Incompatible {
+        who: who.to_string(),
+        why: why.to_string(),
+    }
+}
+
+pub(crate) fn too_small(who: &str, size: u64) -> Error {
+    Error::TooSmall(format!(
+        "{who}: invalid or incompatible queue file (too small: {size} bytes, \
+         a queue header alone is {HEADER_SIZE})"
+    ))
+}
+
+/// The error for a file or fd of `size` bytes, fewer than a header: a
+/// file of the C implementation (whose smallest queues are) is named as
+/// such; anything else is too small.
+pub(crate) fn small_file_error(fd: libc::c_int, size: u64, who: &str) -> Error {
+    let mut head = [0u8; 8];
+    // SAFETY: reads at most 8 bytes into `head`.
+    let n = unsafe { libc::pread(fd, head.as_mut_ptr().cast(), 8, 0) };
+    match c_queue_file(&head[..n.max(0) as usize]) {
+        Some(why) => incompatible(who, &why),
+        None => too_small(who, size),
+    }
+}
+
+/// Whether the first `len` bytes of the file are all zero (read with
+/// pread; a file shorter than `len` is not).
+fn all_zero(fd: libc::c_int, len: u64, who: &str) -> Result<bool> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut off = 0u64;
+    while off < len {
+        let want = (len - off).min(buf.len() as u64) as usize;
+        // SAFETY: reads at most `want <= buf.len()` bytes into `buf`.
+        let n = unsafe { libc::pread(fd, buf.as_mut_ptr().cast(), want, off as libc::off_t) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(Error::io(format!("{who}: read"), e));
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        if buf[..n as usize].iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        off += n as u64;
+    }
+    Ok(true)
+}
+
+/// Why an fd that is not a regular file cannot be a queue.
+fn not_a_file(st: &libc::stat) -> String {
+    let what = match st.st_mode & libc::S_IFMT {
+        libc::S_IFDIR => "a directory",
+        libc::S_IFCHR => "a character device",
+        libc::S_IFBLK => "a block device",
+        libc::S_IFIFO => "a pipe or FIFO",
+        libc::S_IFSOCK => "a socket",
+        _ => "a special file",
+    };
+    format!("{what}, not a memfd or regular file")
+}
+
+/// An existing file is initialised (as a new queue) only when the
+/// effective uid owns it. Whoever owns a file can read and write it and
+/// change its mode whenever they like: a queue made in a file planted by
+/// somebody else would be theirs to read and forge. A queue file that is
+/// already initialised is attached whoever owns it (that is how users
+/// share queues); see SECURITY in the manual.
+fn check_owner(st: &libc::stat, who: &str) -> Result<()> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if st.st_uid == me {
+        return Ok(());
+    }
+    Err(Error::io(
+        format!(
+            "{who}: refusing to initialize file not owned by us (owner uid {}, we are uid {me})",
+            st.st_uid
+        ),
+        std::io::Error::from_raw_os_error(libc::EPERM),
+    ))
+}
+
+/// Give a file we are about to initialise the requested mode, exactly.
+fn set_mode(fd: libc::c_int, mode: libc::c_uint, who: &str) -> Result<()> {
+    // SAFETY: plain syscall on an fd the caller owns.
+    if unsafe { libc::fchmod(fd, mode as libc::mode_t) } != 0 {
+        return Err(Error::last_os(format!("{who}: fchmod {mode:04o}")));
+    }
+    Ok(())
+}
+
 fn open_error(who: &str, e: std::io::Error) -> Error {
-    if e.raw_os_error() == Some(libc::ELOOP) {
-        return Error::io(format!("{who}: refusing to follow a symlink"), e);
+    match e.raw_os_error() {
+        Some(libc::ELOOP) => return Error::io(format!("{who}: refusing to follow a symlink"), e),
+        Some(libc::EISDIR) => return incompatible(who, "a directory, not a regular file"),
+        _ => {}
     }
     Error::io(format!("{who}: open"), e)
 }

@@ -29,6 +29,17 @@ subtest 'one version for every module' => sub {
     }
 };
 
+subtest 'a version above the C implementation it replaces (0.12)' => sub {
+    ok(eval 'use Data::Queue::Shared 0.12; 1', 'use Data::Queue::Shared 0.12') or diag($@);
+    ok(eval 'use Data::Queue::Shared 0.06; 1', 'use Data::Queue::Shared 0.06 (the mode argument)')
+        or diag($@);
+    for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
+        ok(eval "use $class 0.12; 1", "use $class 0.12") or diag($@);
+    }
+    ok(!eval 'use Data::Queue::Shared 99; 1', 'a version from the future is refused');
+    cmp_ok($Data::Queue::Shared::VERSION, '>=', 0.20, '$VERSION is 0.20 or later');
+};
+
 for my $class (@INT_CLASSES) {
     subtest "$class has every method" => sub {
         can_ok($class, @methods);

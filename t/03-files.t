@@ -263,8 +263,8 @@ for my $class (@INT_CLASSES) {
             chmod 0666, $p;
             chown(65534, 65534, $p) or skip "chown to 65534: $!", 4;
             eval { $class->new($p, 16) };
-            like($@, qr/^\Q$class\E->new: \Q$p\E: incomplete queue file left by an interrupted create; remove it and retry/,
-                 'a full-size all-zero file owned by another uid is not re-initialised');
+            like($@, qr/^\Q$class\E->new: \Q$p\E: refusing to initialize file not owned by us \(owner uid 65534, we are uid 0\)/,
+                 "a full-size all-zero file owned by another uid is not re-initialised (the croak names the owner)");
             is(slurp($p), $bytes, 'the file is not modified');
             is((stat $p)[4], 65534, 'and still belongs to that uid');
             is(sprintf('%04o', mode_of($p)), '0666', 'with its mode');

@@ -187,8 +187,8 @@ subtest 'an existing empty file and an all-zero file of the right size are initi
         chmod 0666, $o;
         chown(65534, 65534, $o) or skip "chown to 65534: $!", 3;
         eval { $CLASS->new($o, 8, 4096) };
-        like($@, qr/^\Q$CLASS\E->new: \Q$o\E: incomplete queue file left by an interrupted create; remove it and retry/,
-             'a full-size all-zero file owned by another uid is not re-initialised');
+        like($@, qr/^\Q$CLASS\E->new: \Q$o\E: refusing to initialize file not owned by us \(owner uid 65534, we are uid 0\)/,
+             "a full-size all-zero file owned by another uid is not re-initialised (the croak names the owner)");
         is(slurp($o), "\0" x $size, 'the file is not modified');
         is((stat $o)[4], 65534, 'and still belongs to that uid');
     }

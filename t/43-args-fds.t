@@ -148,7 +148,8 @@ subtest 'timeouts, counts and budgets that are not numbers croak' => sub {
         eval { $q->pop_multi('nan') };
         like($@, qr/${re}pop_multi: count must be a number, got NaN/, 'pop_multi(NaN)');
         is($q->size, 3, 'nothing was pushed or popped by the failed calls');
-        is_deeply([$q->pop_multi(-5)], [], 'a negative count pops nothing');
+        is(scalar(my @n = $q->pop_multi(-5)), 3, 'a negative count pops all (as in the C implementation)');
+        $q->push($v) for 1 .. 3;
         is(scalar(my @a = $q->pop_multi(1e30)), 3, 'a count of 1e30 pops what there is');
         {
             package Num3;
@@ -175,13 +176,14 @@ subtest 'new_from_fd refuses what cannot hold a queue' => sub {
     for my $class (@ALL) {
         my $re = qr/^\Q$class\E->new_from_fd: /;
         eval { $class->new_from_fd($dirfd) };
-        like($@, qr/${re}fd $dirfd: not a memfd or regular file/, "$class: a directory fd");
+        my $why = qr/invalid or incompatible queue file \(/;
+        like($@, qr/${re}fd $dirfd: ${why}a directory, not a memfd or regular file\)/, "$class: a directory fd");
         eval { $class->new_from_fd(fileno $r) };
-        like($@, qr/${re}.*not a memfd or regular file/, "$class: a pipe");
+        like($@, qr/${re}.*${why}a pipe or FIFO, not a memfd or regular file\)/, "$class: a pipe");
         eval { $class->new_from_fd($efd) };
-        like($@, qr/${re}.*not a memfd or regular file/, "$class: an eventfd");
+        like($@, qr/${re}.*${why}a special file, not a memfd or regular file\)/, "$class: an eventfd");
         eval { $class->new_from_fd(fileno $null) };
-        like($@, qr/${re}.*not a memfd or regular file/, "$class: /dev/null");
+        like($@, qr/${re}.*${why}a character device, not a memfd or regular file\)/, "$class: /dev/null");
         for my $bad (2**40, 2**31) {
             eval { $class->new_from_fd($bad) };
             like($@, qr/${re}fd $bad is not a valid file descriptor/, "$class: fd $bad");

@@ -4,7 +4,7 @@
 #                         an all-zero file of the exact size, which the next
 #                         new() of that geometry re-initialises (and one of
 #                         another geometry refuses, leaving it alone);
-#   create_before_magic   header and body written, magic not yet: the next
+#   create_before_magic   header written, magic not yet: the next
 #                         new() croaks "incomplete queue file left by an
 #                         interrupted create; remove it and retry" and leaves
 #                         the file unmodified; after removing it, a retry works.

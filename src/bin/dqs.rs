@@ -41,8 +41,11 @@ arena for the strings: --arena BYTES (default capacity * 256, at least
 A new file gets --mode exactly (octal, default 0600; the umask does not
 apply). When PATH already holds a queue of the same type and the geometry
 this command would create, it is left as it is and the exit status is 0.
-A file holding another type, another capacity or arena, or no queue at all
-is an error (exit 2) and is not touched.";
+An empty file, or the all-zero file an interrupted create leaves, is made
+into the queue with --mode, but only when your effective uid owns it. A
+file holding another type, another capacity or arena, or no queue at all,
+and an empty file somebody else owns, is an error (exit 2) and is not
+touched.";
 
 const PUSH_HELP: &str = "\
 Pushes each VALUE, in order. A single VALUE of - reads the items from

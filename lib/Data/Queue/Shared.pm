@@ -2,11 +2,14 @@ package Data::Queue::Shared;
 use strict;
 use warnings;
 
-our $VERSION = '0.01';
+our $VERSION = '0.20';
 
 # 1 when the keyword API (q_int_push ...) was built in, else 0: set by the
 # XS when it loads.
 our $HAVE_KEYWORDS;
+
+# The %^H key that enables the method short cut (see import below).
+our $METHODS_HINT = 'Data::Queue::Shared/methods';
 
 require XSLoader;
 XSLoader::load('Data::Queue::Shared', $VERSION);
@@ -20,10 +23,18 @@ sub _keywords {
         require Carp;
         Carp::croak("$class does not export anything (asked for: @args)");
     }
-    if ($on) { $^H{"$class/keywords"} = 1 }
+    if ($on) { $^H{"$class/keywords"} = 1; $^H{$METHODS_HINT} = 1 }
     else     { delete $^H{"$class/keywords"} }
     return;
 }
+
+# `use Data::Queue::Shared;` (and `use` of a class module) lets the XS
+# compile the queue method calls of the lexical scope being compiled to a
+# guarded short cut (see fastcall.h): `$q->push($v)` then costs little more
+# than a keyword, with nothing visible changed. `use Data::Queue::Shared ();`
+# loads the classes without it; `no Data::Queue::Shared;` turns it off.
+sub import   { $^H{$METHODS_HINT} = 1; return }
+sub unimport { delete $^H{$METHODS_HINT}; return }
 
 1;
 
@@ -150,6 +161,13 @@ Every argument is converted (to a number, or to a string for paths and
 names) before the queue is touched, so a tied or overloaded argument runs
 its code first, and a die inside that code leaves the queue as it was.
 
+Every class can be subclassed: C<< My::Queue->new(...) >> blesses into
+C<My::Queue> when it inherits from one of these classes, and a handle
+already made can be re-blessed (C<bless $q, 'My::Queue'>). A handle is a
+reference to a number that must not change: assigning to C<$$q> croaks
+C<Modification of a read-only value attempted> and leaves the handle
+working.
+
 =head1 CONSTRUCTORS
 
 Every constructor returns a new handle or croaks. A handle is private to the
@@ -179,10 +197,25 @@ An existing file is opened with C<O_NOFOLLOW> (a symlink at C<$path> croaks)
 and its header is checked: magic number, format version, variant, geometry
 and file size. The geometry stored in the file wins: C<$capacity> and
 C<$mode> are then ignored, so C<< ->capacity >> tells you what you got. An
-existing file of length zero is initialised as if it had just been created.
-A file holding another variant, another format or a damaged header croaks:
+existing file of length zero is initialised as if it had just been created,
+and given C<$mode>, but only when your effective uid owns it; a file of
+length zero that somebody else owns is left alone and croaks (see
+L</SECURITY>):
 
-    Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue file
+    Data::Queue::Shared::Int->new: /tmp/q.shm: refusing to initialize file
+    not owned by us (owner uid 65534, we are uid 1000): Operation not
+    permitted (os error 1)
+
+Anything at the path that is not a usable queue croaks with the words
+C<invalid or incompatible queue file> and the reason in parentheses: another
+variant, another format, a damaged header, a file too small for a header, a
+directory, a device or FIFO, or a queue file of the C implementation of
+this module (see L</COMPATIBILITY>):
+
+    Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue
+    file (it holds a Str queue)
+    Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue
+    file (too small: 100 bytes, a queue header alone is 256)
 
 =head2 new (anonymous)
 
@@ -213,8 +246,12 @@ is duplicated with C<F_DUPFD_CLOEXEC>: C<$fd> is left exactly as it was and
 stays yours to close, and L</memfd> of the new handle returns the duplicate.
 The header is validated as for L</new>. Errors:
 
-    Data::Queue::Shared::Int->new_from_fd: fd 3: too small for a queue (0 bytes)
-    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible queue file
+    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
+    queue file (too small: 0 bytes, a queue header alone is 256)
+    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
+    queue file (a character device, not a memfd or regular file)
+    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
+    queue file (bad magic)
 
 and a croak naming the fd when it is not an open descriptor.
 
@@ -316,17 +353,20 @@ pushed. Wakes as many sleeping consumers as items pushed.
     my @values = $q->pop_multi($count);
 
 Pops up to C<$count> items, oldest first, without blocking. Returns them as
-a list, which is empty when the queue was (or when C<$count> is 0 or less).
-Wakes as many sleeping producers as slots it freed.
+a list, which is empty when the queue was (or when C<$count> is 0). A
+negative C<$count> (C<-1>) means no limit, as in the C implementation;
+fractions are dropped. Wakes as many sleeping producers as slots it freed.
 
 =item push_wait_multi
 
     my $n = $q->push_wait_multi($timeout, @values);
 
 Pushes every value in order, sleeping whenever the queue is full, until all
-are in or the timeout passes. Note that the timeout comes first; pass
-C<undef> or C<-1> to wait as long as it takes. Returns the number pushed,
-which is less than C<scalar @values> only on timeout.
+are in or the timeout passes. Note that the timeout comes first, and that
+it is not optional: pass C<-1> to wait as long as it takes. C<undef> is
+read as C<0>, try once, as the C implementation did (see
+L</COMPATIBILITY>). Returns the number pushed, which is less than
+C<scalar @values> only on timeout.
 
 =item pop_wait_multi
 
@@ -334,8 +374,9 @@ which is less than C<scalar @values> only on timeout.
     my @values = $q->pop_wait_multi($count, $timeout);
 
 Sleeps until at least one item is there (or the timeout passes), then pops
-up to C<$count> items without sleeping again. Returns the list, empty on
-timeout.
+up to C<$count> items without sleeping again (a negative C<$count>: all
+there are). Returns the list, empty on timeout; C<$count> 0 returns at
+once with nothing and removes nothing.
 
 =item drain
 
@@ -343,7 +384,8 @@ timeout.
     my @values = $q->drain($max);
 
 Pops everything that is in the queue, or at most C<$max> items (C<undef>
-means no limit, 0 or less means none), without blocking, and returns the
+or a negative number means no limit, 0 means none), without blocking, and
+returns the
 list (oldest first). Items pushed while C<drain> runs may or may not be
 included; one call takes at most C<capacity> items, so a producer that
 keeps pace with it cannot make it run (and its list grow) for ever.
@@ -402,7 +444,8 @@ Bytes mapped: the 256-byte header plus the slots.
 =item push_ok, pop_ok
 
 Items pushed and popped since the queue was created, by all processes.
-Items removed by L</clear> are not counted as popped.
+In the integer queues the items L</clear> removes count as popped (as in
+the C implementation); in a Str queue they do not (see L</clear> there).
 
 =item push_full, pop_empty
 
@@ -426,7 +469,8 @@ Producers and consumers asleep in a C<*_wait> method right now.
 
 While other processes are busy the numbers are read one at a time and need
 not agree with each other. Once every process has finished, C<push_ok> and
-C<pop_ok> are exact: with nothing cleared, C<push_ok - pop_ok == size>.
+C<pop_ok> are exact: in an integer queue C<push_ok - pop_ok == size>, and
+in a Str queue too as long as nothing was cleared.
 
 =back
 
@@ -724,7 +768,8 @@ Stopping early counts once in C<push_full>. Never sleeps.
 Converts and checks every value as C<push_multi> does, then pushes them in
 order at the back, as many as fit at a time, sleeping whenever the next one
 does not fit, until all are in or the timeout passes. The timeout comes
-first (C<undef> or C<-1>: as long as it takes). Returns the number pushed,
+first and is required: C<-1> waits as long as it takes, C<0> and C<undef>
+try once (see L</COMPATIBILITY>). Returns the number pushed,
 which is less than C<scalar @values> only on timeout. While it sleeps, other
 producers' items may get in between its own.
 
@@ -735,7 +780,8 @@ producers' items may get in between its own.
 
 Under one lock, removes up to C<$n> items from the front and returns them,
 oldest first. The list is empty when the queue was (counted once in
-C<pop_empty>), and when C<$n> is 0 or less. C<$n> is required: without it
+C<pop_empty>), and when C<$n> is 0; a negative C<$n> means no limit. C<$n>
+is required: without it
 C<pop_multi> croaks with Perl's usage message (use C<drain> to take
 everything).
 
@@ -746,8 +792,8 @@ because of the budget (C<< pop_multi($n, 0) >> takes exactly one item).
 Only string lengths count, not the rounding and waste of L</The arena>.
 C<undef> means no budget; a negative number or NaN croaks
 C<< Data::Queue::Shared::Str->pop_multi: max_bytes must be a non-negative number >>.
-The byte budget is an addition of this implementation; the original
-C<Data::Queue::Shared> has no such argument.
+The C implementation has the byte budget from its version 0.12 on (see
+L</COMPATIBILITY>).
 
 =item pop_wait_multi
 
@@ -759,9 +805,9 @@ Sleeps until at least one item is there (or the timeout passes) and takes
 the front item; then, without sleeping, takes up to C<$n - 1> more under
 the budget that is left, as C<pop_multi> would. The first item is taken
 whatever its length. Returns the list, empty on timeout or when C<$n> is 0
-or less. The first item and the rest are taken under two separate holds of
-the lock, so another consumer may take items in between. C<$max_bytes> as
-for C<pop_multi>, and likewise an addition of this implementation.
+(a negative C<$n> means no limit). The first item and the rest are taken
+under two separate holds of the lock, so another consumer may take items
+in between. C<$max_bytes> as for C<pop_multi>.
 
 =item drain
 
@@ -769,7 +815,7 @@ for C<pop_multi>, and likewise an addition of this implementation.
     my @values = $q->drain($max);
 
 Under one lock, removes every item in the queue, or at most C<$max> items
-(C<undef>: no limit; 0 or less: none), and returns them oldest first.
+(C<undef> or negative: no limit; 0: none), and returns them oldest first.
 Because the lock is held throughout, nobody pushes while it runs. Every
 string is copied into memory at once, so a full arena of C<arena_cap>
 bytes needs that much memory in your process. More than one argument
@@ -868,8 +914,8 @@ and consumers get in each other's way.
 
 =back
 
-C<lock_acquired> and C<lock_contended> are additions of this
-implementation; the original module reports neither.
+The C implementation reports C<lock_acquired> and C<lock_contended> from
+its version 0.12 on.
 
 =back
 
@@ -1035,9 +1081,12 @@ inherited across C<fork>), the handle's eventfd, and returns it.
 L</fileno> then returns exactly C<$fd>. The handle never closes a
 descriptor given to it this way: it stays yours. If the handle had created
 an eventfd of its own before, that one is closed now (unless it is C<$fd>
-itself). Croaks, naming the value, when C<$fd> is not a number
-(C<fd must be a file descriptor number>), is negative
-(C<fd -1 is not a valid file descriptor>) or is not open
+itself). C<$fd> C<-1> (what L</fileno> returns for a handle without one)
+turns notification off: the handle forgets its eventfd, closing it if it
+created it, and returns C<-1>; L</notify> then does nothing and a later
+L</eventfd> creates a new one. Croaks, naming the value, when C<$fd> is not
+a number (C<fd must be a file descriptor number>), is negative but not
+C<-1> (C<fd -2 is not a valid file descriptor>) or is not open
 (C<fd 9: Bad file descriptor (os error 9)>).
 
 =item fileno
@@ -1061,12 +1110,13 @@ returns false with C<$!> set (C<EBADF> in that case).
     my $n = $q->eventfd_consume;
 
 Reads the eventfd's counter and resets it to 0: returns the number of
-notifications since the last call, and C<0> when none is pending (the read
-would block). Returns C<undef> when the handle has no eventfd, or, with
-C<$!> set, when the read fails: C<EBADF> when the descriptor was closed
-behind the handle's back. A descriptor given to L</eventfd_set> that is in
-blocking mode makes this call wait for a notification instead of returning
-C<0>; the ones L</eventfd> creates never block.
+notifications since the last call, and C<undef> when none is pending (the
+read would block), as the C implementation did. Returns C<undef> too when
+the handle has no eventfd, or, with C<$!> set, when the read fails: C<EBADF>
+when the descriptor was closed behind the handle's back. A descriptor given
+to L</eventfd_set> that is in blocking mode makes this call wait for a
+notification instead of returning C<undef>; the ones L</eventfd> creates
+never block.
 
 =back
 
@@ -1153,6 +1203,46 @@ Two complete programs are in the distribution: F<eg/ev-consumer.pl> (an
 EV loop fed by several producer processes) and F<eg/select-loop.pl> (a
 C<select> loop and a forked producer).
 
+=head1 FAST METHOD CALLS
+
+Where C<use Data::Queue::Shared;> or the C<use> of a class module (such as
+C<use Data::Queue::Shared::Int;>) is in effect, ordinary method calls on
+the queues cost little more than the L</KEYWORDS>, with nothing to change
+in the code:
+
+    use Data::Queue::Shared::Int;
+
+    my $q = Data::Queue::Shared::Int->new(undef, 1024);
+    $q->push($_) for 1 .. 10;          # each call takes the short cut
+    while (defined(my $v = $q->pop)) { ... }
+
+Calls of C<push>, C<pop>, C<peek>, C<size>, their C<_wait> and C<_multi>
+forms, C<drain>, C<push_front>, C<pop_back> (and their C<_wait> forms),
+C<capacity>, C<is_empty> and C<is_full>, written with a constant method
+name, are compiled so that at run time they check, before anything else,
+that the invocant is an object of exactly one of the four classes and that
+the class's method of that name is still this module's own. When both
+hold, the method is run without perl's method lookup and sub call; when
+either does not (a subclass, another class with a method of the same name,
+a redefined, C<local>ised or deleted method, a class name as invocant, a
+tied invocant, code compiled under the debugger), the call is perl's
+ordinary one. Either way the method does the same work: results, croak
+messages and their line numbers, C<caller> inside a tied or overloaded
+argument, signal handling, C<B::Deparse> output (apart from the lexical
+hint itself, which it shows as for any pragma) and the debugger see no
+difference.
+
+Like a pragma, this holds from the C<use> to the end of the enclosing
+block or file. C<use Data::Queue::Shared ();> (or C<require>) loads the
+classes without it, and C<no Data::Queue::Shared;> turns it off for the
+rest of its block. Calls through C<< $q->$name >>, C<< $q->can('pop') >>
+or a fully qualified name (C<< $q->Data::Queue::Shared::Int::pop >>) are
+always ordinary calls.
+
+Counted with callgrind (instructions per pair, the loop included, perl 5.36,
+x86_64), an Int push + pop pair through the methods costs about 745
+instructions with it and 1,570 without; a keyword pair about 510.
+
 =head1 KEYWORDS
 
 When the module was built with L<XS::Parse::Keyword> available, each class
@@ -1218,9 +1308,9 @@ method:
     Data::Queue::Shared::Str->q_str_push: cannot push undef
 
 What differs is the cost. A method call looks the method up, sets up a
-call frame and enters an XSUB. A keyword is compiled into a single op of
-its own that checks the handle and calls the queue directly: no lookup, no
-sub call. A keyword call is never inherited or overridden, so a subclass
+call frame and enters an XSUB (less of that with L</FAST METHOD CALLS>). A
+keyword is compiled into a single op of its own that checks the handle and
+calls the queue directly: no lookup, no sub call. A keyword call is never inherited or overridden, so a subclass
 that overrides C<push> is not consulted by C<q_int_push>.
 
 Measured with F<bench/keywords.pl> (C<perl -Mblib bench/keywords.pl>,
@@ -1249,9 +1339,9 @@ queue is never an error. Every message names the class and method, then the
 file or descriptor concerned when there is one, then what went wrong, with
 no trailing newline (so Perl appends your file and line):
 
-    Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue file
+    Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue file (bad magic)
     Data::Queue::Shared::Int->unlink: cannot unlink anonymous or memfd queue
-    Data::Queue::Shared::Int->new_from_fd: fd 3: too small for a queue (0 bytes)
+    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible queue file (too small: 0 bytes, a queue header alone is 256)
     Data::Queue::Shared::Str->push: string of 5001 bytes exceeds the arena of 5000 bytes
     Data::Queue::Shared::Str->push_multi: cannot push undef
 
@@ -1310,19 +1400,103 @@ by two threads at once (see L</The Str lock>); integer handles may be.
 
 =head1 SECURITY
 
-New files are mode C<0600> unless you pass another mode, and the mode you
-pass is applied as given, whatever the umask. A file that already exists
-keeps its own permissions. C<O_NOFOLLOW> makes C<new> refuse a symlink
-planted at the path, and C<O_EXCL> makes sure a file it reports as created
-is really new. Memfds are close-on-exec, and so are the duplicates made by
-L</new_from_fd>, so a program you C<exec> inherits none of them.
+=head2 What is guaranteed
 
-The header of every file or descriptor is checked once when it is attached,
-with overflow-checked arithmetic against the real file size, and every
-index read from shared memory afterwards is masked into range: a damaged or
-hostile file gives a croak, never an access outside the mapping. Still, any
-process that can write to the queue can change its items and counters; give
-write access only to processes you trust with the data.
+=over 4
+
+=item *
+
+A new file is created with C<O_CREAT|O_EXCL|O_NOFOLLOW>, so a file that
+C<new> reports as created is really new, and gets the mode you pass
+(default C<0600>, owner only) exactly, by C<fchmod>: the umask neither
+widens nor narrows it.
+
+=item *
+
+An existing file is turned into a new queue only when it is empty (length
+zero) or is the all-zero file an interrupted create leaves (see
+L</CRASH SAFETY>), B<and> your effective uid owns it. It then gets the mode
+you pass, by C<fchmod>, before a byte of the queue is written. A file of
+either kind owned by anybody else is refused and left exactly as it was:
+
+    Data::Queue::Shared::Int->new: /tmp/x/q.shm: refusing to initialize file
+    not owned by us (owner uid 65534, we are uid 0): Operation not permitted
+    (os error 1)
+
+The owner of a file can always read it, write it and change its mode, so
+a queue made in a file somebody else planted would be theirs to read and
+to forge. This holds for root too, and for C<dqs create> and the Rust and
+C interfaces, which share the code.
+
+=item *
+
+A symlink at the path is refused (C<O_NOFOLLOW>), and so is anything that
+is not a regular file: a directory, a FIFO (opened non-blocking, so C<new>
+does not hang on it), a device or a socket, each with C<invalid or
+incompatible queue file> and what it is.
+
+=item *
+
+The header of every file or descriptor is checked once when it is
+attached, with overflow-checked arithmetic against the real file size, and
+every index read from shared memory afterwards is masked into range: a
+damaged or hostile file gives a croak, never an access outside the mapping.
+
+=item *
+
+Memfds are close-on-exec and sealed against resizing, and so are the
+duplicates L</new_from_fd> makes close-on-exec, so a program you C<exec>
+inherits none of them.
+
+=back
+
+=head2 What is not
+
+=over 4
+
+=item *
+
+A file that already holds a valid queue is attached whoever owns it and
+whatever its mode, group- or world-writable included: that is how users
+share a queue (a file made with mode C<0660> for a group, say). So in a
+directory where others may create files, such as F</tmp>, somebody who
+creates a queue at your path before you do owns the queue you attach to,
+and reads and forges everything in it. Keep queue files in a directory
+that only trusted users can write to (a C<0700> directory of your own, or
+C<$XDG_RUNTIME_DIR>), or use L</new_memfd> and pass the descriptor on.
+
+=item *
+
+Only the last component of the path is protected against symlinks: the
+directories on the way are followed as the system finds them, symlinks
+included. They have to be trustworthy too.
+
+=item *
+
+Any process that can write to the queue (the file, the memfd, or a mapping
+inherited across C<fork>) can change its items and counters. Validation
+keeps your process from crashing or reading outside the mapping, not from
+getting wrong items, losing some, or waiting on a queue that a hostile
+writer keeps full or empty. Anybody who can read the file reads every
+item. Give access only to processes you trust with the data.
+
+=item *
+
+A file that is already a queue keeps its own mode: C<$mode> is ignored
+then, and nothing warns about a mode wider than you asked for.
+
+=item *
+
+C<new> takes an exclusive C<flock> on the file while it checks or creates
+it, so any process that can open the file can make C<new> wait for as long
+as it holds that lock.
+
+=item *
+
+L</unlink> (and C<dqs unlink>) removes whatever is at the path, without
+opening or checking it first.
+
+=back
 
 =head1 CRASH SAFETY
 
@@ -1414,7 +1588,7 @@ push has published its item, before it moves C<tail>), C<int_pop_claimed>
 C<int_push_reserved> (a batch push has reserved its run and filled only
 the first position). When a file is created: C<create_after_reserve> (the
 new file is sized and its space reserved, nothing written yet) and
-C<create_before_magic> (header and slots written, all but the magic).
+C<create_before_magic> (the header written, all but the magic).
 
 A create that was interrupted is handled as follows. The header's magic
 number is written last, so a creator killed after sizing the file leaves a
@@ -1426,6 +1600,114 @@ croaks with C<incomplete queue file left by an interrupted create; remove it
 and retry>. A file that has ever held data is never initialised again.
 Before you delete a file that gives this croak, make sure it really is an
 abandoned create: a header damaged later gives the same message.
+
+=head1 COMPATIBILITY
+
+This module replaces the C implementation of C<Data::Queue::Shared> (the
+XS module it grew from, up to its version 0.12) for Perl code: the classes,
+methods, arguments and return values are those of 0.12, and this release
+is numbered 0.20 so that C<use Data::Queue::Shared 0.12;> (or 0.06, which
+added the mode argument) loads it. Where the specification of the
+interface says nothing, the behaviours below were decided one by one.
+
+=head2 Kept as the C implementation had them
+
+These are harmless and scripts may rely on them, so they stay:
+
+=over 4
+
+=item *
+
+A negative count to C<pop_multi>, C<pop_wait_multi> or C<drain> (C<-1>,
+say) means no limit: it takes everything there is. (C<0> takes nothing.)
+
+=item *
+
+C<push_wait_multi> takes its timeout as a required first argument, read
+as a number: C<undef> is C<0>, one try without sleeping, not a wait
+without end. (The optional timeouts of the other C<*_wait> methods still
+wait as long as it takes when omitted or C<undef>.)
+
+=item *
+
+C<eventfd_set(-1)> turns notification off instead of croaking; C<-1> is
+what C<fileno> returns for a handle without an eventfd.
+
+=item *
+
+C<eventfd_consume> returns C<undef>, not C<0>, when nothing is pending.
+
+=item *
+
+In the integer queues the items C<clear> removes count in C<pop_ok>, so
+C<push_ok - pop_ok> is always the size. In a Str queue they do not, as
+there.
+
+=item *
+
+An empty string is an item that takes a slot and no arena bytes: it can be
+pushed into an arena that is exactly full.
+
+=item *
+
+A handle can be re-blessed into a subclass (C<bless $q, 'My::Queue'>).
+
+=item *
+
+Errors for files and descriptors that are not queues contain the words
+C<invalid or incompatible> (and C<too small> for one too short for a
+header), which log filters match, followed here by the precise reason.
+The refusal to initialise a file somebody else owns keeps its wording,
+C<refusing to initialize file not owned by us>, and adds the owner's uid.
+
+=back
+
+=head2 Different on purpose
+
+=over 4
+
+=item *
+
+The queue files are not interchangeable. The on-disk format here is this
+module's own (see L</ON-DISK FORMAT>), and a process of one implementation
+cannot attach to a queue of the other, by path or by descriptor. A file
+made by the C implementation (it starts with the 32-bit word
+C<0x51554531>, then its format version 1 or 2) is recognised and refused
+with
+
+    Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible
+    queue file (a queue file of another version of Data::Queue::Shared (the
+    C implementation, its format 2); remove it and create it again)
+
+Drain such a queue with the old module, remove the file, and let C<new>
+create it again, as its own 0.12 asked of files from its 0.08.
+
+=item *
+
+Counts and capacities are never cut to 32 bits. The C implementation
+turned a capacity of C<2**32 + 2> into C<2> and a C<pop_multi> count of
+C<2**32 + 1> into C<1>; here the capacity croaks as out of range and the
+count takes everything there is.
+
+=item *
+
+A path with a NUL byte croaks (the C implementation used the part before
+the NUL, a different file), and so does a reference given as a path (it
+used the text C<ARRAY(0x...)> as a file name).
+
+=item *
+
+C<pop_wait_multi(0)> returns an empty list and removes nothing; the C
+implementation removed an item and lost it.
+
+=item *
+
+A Str batch push (C<push_multi>, C<push_wait_multi>) with a string that
+could never fit in the arena croaks before anything is pushed; the C
+implementation pushed the strings before it, then croaked, and left half a
+batch in the queue.
+
+=back
 
 =head1 RUST AND C
 
@@ -1463,7 +1745,7 @@ bytes are zero padding.
     ------ ----  ---------------  -----------------------------------------
          0 u64   magic            "DQSHARE1" read as a little-endian u64
                                   (0x3145524148535144); 0 until initialised
-         8 u32   version          format version, 4 (see L</Versioning>)
+         8 u32   version          format version, 5 (see L</Versioning>)
         12 u32   variant          1 Int, 2 Int32, 3 Int16, 4 Str
         16 u64   capacity         slot count, a power of two, 2 .. 2**30
         24 u32   slot_size        16 (Int, Str) or 8 (Int32, Int16)
@@ -1515,8 +1797,9 @@ bytes are zero padding.
        248 u64   lock_owner       Str: holder tag, pid << 32 | start time
                                   (low 32 bits of /proc/<pid>/stat field 22)
 
-A creator fills in the whole file and stores C<magic> last (release
-ordering); an attacher loads it with acquire ordering. This module holds
+A creator sizes the file, whose new bytes are zero (the initial state of
+everything past the geometry, slots included), fills in the geometry
+fields and stores C<magic> last (release ordering); an attacher loads it with acquire ordering. This module holds
 an exclusive C<flock> on the file while it creates or checks it, so a
 process that takes the same C<flock> and still finds C<magic> 0 has found
 an interrupted create. An attacher checks every geometry field (magic,
@@ -1529,8 +1812,9 @@ trusts those fields in the file again.
 For the integer queues C<head> and C<tail> are hints (see L</Slots>):
 the true counts are found by stepping from them over slots already done
 for their position. C<push_ok> is that settled tail minus C<skipped>,
-C<pop_ok> the settled head minus C<skipped> and C<cleared>, and the size
-their difference. For Str, C<push_ok> and C<pop_ok> are the current
+C<pop_ok> the settled head minus C<skipped> (items removed by C<clear>
+count as pops; C<cleared> counts them apart), and the size their
+difference. For Str, C<push_ok> and C<pop_ok> are the current
 state copy's C<push_ok> and C<pop_ok>, its C<count> is the size, and the
 Str fields are described in L</Str queues>.
 
@@ -1540,20 +1824,33 @@ The integer queues' slots:
 
     variant  size  layout
     -------  ----  -----------------------------------------
-    Int       16   u64 seq, i64 value
-    Int32      8   u32 seq, i32 value
-    Int16      8   u32 seq, i16 value, u16 padding
+    Int       16   u64 stored, i64 value
+    Int32      8   u32 stored, i32 value
+    Int16      8   u32 stored, i16 value, u16 padding
 
 Slot C<i> (counting from 0 at C<slots_off>) serves every position C<p> with
-C<p & (capacity - 1) == i>. The sequence numbers follow Dmitry Vyukov's
-bounded MPMC queue, but a position is claimed on its slot, never on a
-counter, so that no process can die owning a position it has not finished:
+C<p & (capacity - 1) == i>. The sequence numbers C<seq> below follow Dmitry
+Vyukov's bounded MPMC queue, but a position is claimed on its slot, never
+on a counter, so that no process can die owning a position it has not
+finished:
 
 =over 4
 
 =item *
 
-At creation slot C<i> has C<seq = i> and value 0.
+A slot does not hold C<seq> itself but C<stored = seq - i>, its sequence
+less its own index (wrapping, in the slot's width); every rule below that
+compares or writes C<seq> compares or writes C<stored> that way. For a
+position C<p> that is C<p & ~(capacity - 1)> (the position of slot 0 of
+C<p>'s lap) plus 0, 1 or C<capacity>.
+
+=item *
+
+At creation every slot is zero: slot C<i> has C<seq = i> (free for
+position C<i>) and value 0. Zeroed memory is therefore an empty queue, and
+a creator writes the header only: the slots of a new file, memfd or
+anonymous mapping are zero already and are not touched (not even faulted
+into memory) until the queue reaches them.
 
 =item *
 
@@ -1756,9 +2053,18 @@ version)>), so builds of different format versions never share a queue.
 There is no upgrade in place: drain the queue with the old build, remove
 the file and create it again. Zero padding and the C<spare> slot words gain
 meanings only together with a new version. The crate's documentation
-(C<cargo doc>) describes the same format, field by field.
+(C<cargo doc>) describes the same format, field by field. The files of the
+C implementation, whose first 32-bit word is C<0x51554531> followed by its
+format version 1 or 2, are recognised and refused by name (see
+L</COMPATIBILITY>).
 
-The current version is 4. It changed the Str lock: version 3 marked
+The current version is 5. It changed the integer slots: version 4 stored
+each slot's sequence as it is, and a creator wrote every slot; version 5
+stores the sequence less the slot's index (see L</Slots>), so that a new
+queue is all zero past its header and creating one writes the header
+only. The Str layout is unchanged, but Str files carry the new number too.
+
+Version 4 changed the Str lock: version 3 marked
 sleepers with bit 31 of the lock word, which made the unlock an atomic
 swap; version 4 counts them in C<lock_sleepers> (offset 212, where
 C<current> was), so the unlock is a store, and moves C<current> to offset

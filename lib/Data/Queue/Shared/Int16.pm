@@ -4,7 +4,7 @@ use warnings;
 
 use Data::Queue::Shared ();
 
-our $VERSION = '0.01';
+our $VERSION = '0.20';
 
 # `use Data::Queue::Shared::Int16;` enables the q_int16_* keywords in the
 # lexical scope being compiled (when they were built: see

@@ -4,7 +4,7 @@ use warnings;
 
 use Data::Queue::Shared ();
 
-our $VERSION = '0.01';
+our $VERSION = '0.20';
 
 # `use Data::Queue::Shared::Int32;` enables the q_int32_* keywords in the
 # lexical scope being compiled (when they were built: see
