@@ -480,14 +480,27 @@ push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
 }
 #define PUSH_STRS(its, n) (SP = push_strs(aTHX_ SP, (its), (n)))
 
+/* A Str pop, peek or batch on `q` returned DQS_ERROR (or 0 items): croak
+ * with the reason if it met an item it could not decode (compressed, and
+ * corrupt or needing the zstd feature); otherwise return. */
+static void
+str_pop_failed(pTHX_ DqsQueue *q, CV *cv, const char *kw)
+{
+    DqsError err;
+    if (dqs_str_error(q, &err) == DQS_ERROR)
+        croak("%s->%s: %s", CLASS_STR_NAME, WHO(cv, kw), err.msg);
+}
+
 /* Pop up to `want` items in one call and push them as mortal strings onto
  * the Perl stack (the caller has done PUTBACK; this leaves SP updated). */
 static void
-str_pop_list(pTHX_ DqsQueue *q, size_t want, int has_budget, uint64_t budget)
+str_pop_list(pTHX_ DqsQueue *q, size_t want, int has_budget, uint64_t budget, CV *cv)
 {
     dSP;
     const DqsStrItem *its;
     size_t got = dqs_str_pop_multi(q, want, has_budget, budget, 1, &its);
+    if (!got)
+        str_pop_failed(aTHX_ q, cv, NULL);
     PUSH_STRS(its, got);
     PUTBACK;
 }
@@ -582,9 +595,16 @@ op_str_pop(pTHX_ int back, int peek, CV *cv, const char *kw, SV *targ)
 {
     SV *self = *PL_stack_sp;
     DqsStrItem it;
+    int rc;
     SvGETMAGIC(self);
-    if (dqs_str_pop(dqs_self_as(aTHX_ self, CLASS_STR, cv, kw), back, peek, &it) != DQS_DONE)
+    if ((rc = dqs_str_pop(dqs_self_as(aTHX_ self, CLASS_STR, cv, kw), back, peek, &it))
+        != DQS_DONE) {
+        /* the handle fetched again (the invocant is still on the stack):
+         * keeping it across the call would cost the usual case */
+        if (rc == DQS_ERROR)
+            str_pop_failed(aTHX_ dqs_self_as(aTHX_ *PL_stack_sp, CLASS_STR, cv, kw), cv, kw);
         OP_RETURN1(&PL_sv_undef);
+    }
     str_sv(aTHX_ targ, &it);
     SvSETMAGIC(targ);
     OP_RETURN1(targ);
@@ -1321,6 +1341,8 @@ stats(q)
         hv_stores(hv, "arena_used", newSVuv((UV)s.arena_used));
         hv_stores(hv, "lock_acquired", newSVuv((UV)s.lock_acquired));
         hv_stores(hv, "lock_contended", newSVuv((UV)s.lock_contended));
+        hv_stores(hv, "compressed", newSVuv((UV)s.compressed));
+        hv_stores(hv, "compressed_saved", newSVuv((UV)s.compressed_saved));
     }
     ST(0) = sv_2mortal(newRV_noinc((SV *)hv));
     XSRETURN(1);
@@ -1507,9 +1529,16 @@ pop(self)
   PREINIT:
     dXSTARG;
     DqsStrItem it;
+    int rc;
   PPCODE:
-    if (dqs_str_pop(dqs_self(aTHX_ self, CLASS_STR, cv), ix == 1, ix == 2, &it) != DQS_DONE)
+    if ((rc = dqs_str_pop(dqs_self(aTHX_ self, CLASS_STR, cv), ix == 1, ix == 2, &it))
+        != DQS_DONE) {
+        /* the handle fetched again (ST(0) is still there): keeping it
+         * across the call would cost the usual case */
+        if (rc == DQS_ERROR)
+            str_pop_failed(aTHX_ dqs_self(aTHX_ ST(0), CLASS_STR, cv), cv, NULL);
         XSRETURN_UNDEF;
+    }
     str_sv(aTHX_ TARG, &it);
     XSprePUSH;
     PUSHTARG;
@@ -1525,15 +1554,19 @@ pop_wait(self, timeout = NULL)
     dXSTARG;
     DqsStrItem it;
     DqsDeadline dl;
+    DqsQueue *q;
     int rc;
   PPCODE:
     dl = deadline_arg(aTHX_ timeout, CLASS_STR, cv);
     for (;;) {
-        rc = dqs_str_pop_wait(dqs_self(aTHX_ self, CLASS_STR, cv), ix == 1, &dl, &it);
+        q = dqs_self(aTHX_ self, CLASS_STR, cv);
+        rc = dqs_str_pop_wait(q, ix == 1, &dl, &it);
         if (rc != DQS_INTERRUPTED)
             break;
         PERL_ASYNC_CHECK();
     }
+    if (rc == DQS_ERROR)
+        str_pop_failed(aTHX_ q, cv, NULL);
     if (rc != DQS_DONE)
         XSRETURN_UNDEF;
     str_sv(aTHX_ TARG, &it);
@@ -1611,7 +1644,8 @@ pop_multi(self, count_sv, max_sv = NULL)
     has_budget = budget_arg(aTHX_ max_sv, &budget, CLASS_STR, cv);
     PUTBACK;
     if (want > 0)
-        str_pop_list(aTHX_ dqs_self(aTHX_ self, CLASS_STR, cv), (size_t)want, has_budget, budget);
+        str_pop_list(aTHX_ dqs_self(aTHX_ self, CLASS_STR, cv), (size_t)want, has_budget, budget,
+                     cv);
     return;
 
 void
@@ -1635,8 +1669,50 @@ drain(self, max_sv = NULL)
     }
     PUTBACK;
     if (want > 0)
-        str_pop_list(aTHX_ dqs_self(aTHX_ self, CLASS_STR, cv), want, 0, 0);
+        str_pop_list(aTHX_ dqs_self(aTHX_ self, CLASS_STR, cv), want, 0, 0, cv);
     return;
+
+void
+compress(self, min_sv, level_sv = NULL)
+    SV *self
+    SV *min_sv
+    SV *level_sv
+  PREINIT:
+    dXSTARG;
+    DqsError err;
+    NV m;
+    IV level = 3;
+    int64_t prev;
+  PPCODE:
+    SvGETMAGIC(min_sv);
+    if (!SvOK(min_sv) || !NUMERIC_ARG(min_sv))
+        croak("%s->%s: min_bytes must be a non-negative integer, got '%" SVf "'", CLASS_STR_NAME,
+              METHOD, SVfARG(min_sv));
+    m = SvNV_nomg(min_sv);
+    if (Perl_isnan(m) || m < 0 || m != Perl_floor(m))
+        croak("%s->%s: min_bytes must be a non-negative integer, got %" NVgf, CLASS_STR_NAME, METHOD,
+              m);
+    if (level_sv) {
+        SvGETMAGIC(level_sv);
+        if (SvOK(level_sv)) {
+            NV l;
+            if (!NUMERIC_ARG(level_sv))
+                croak("%s->%s: level must be an integer, got '%" SVf "'", CLASS_STR_NAME, METHOD,
+                      SVfARG(level_sv));
+            l = SvNV_nomg(level_sv);
+            if (Perl_isnan(l) || l != Perl_floor(l) || l < -1e9 || l > 1e9)
+                croak("%s->%s: level must be an integer, got %" NVgf, CLASS_STR_NAME, METHOD, l);
+            level = (IV)l;
+        }
+    }
+    prev = dqs_str_set_compress(dqs_self(aTHX_ self, CLASS_STR, cv),
+                                m >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)m, (int)level,
+                                &err);
+    if (prev < 0)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    XSprePUSH;
+    PUSHu((UV)prev);
+    XSRETURN(1);
 
 void
 lock_timeout(self, secs_sv = NULL)
@@ -1694,6 +1770,8 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
                 break;
             PERL_ASYNC_CHECK();
         }
+        if (rc == DQS_ERROR)
+            str_pop_failed(aTHX_ q, cv, NULL);
         if (rc == DQS_DONE) {
             uint64_t used = first.len;
             PUSH_STRS(&first, 1);
@@ -1702,6 +1780,8 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
                 /* the first item was the one the budget always allows;
                  * the rest must fit in what is left of it */
                 got = dqs_str_pop_multi(q, (size_t)want, has_budget, budget - used, 0, &its);
+                if (!got)
+                    str_pop_failed(aTHX_ q, cv, NULL);
                 PUSH_STRS(its, got);
             }
         }

@@ -105,7 +105,10 @@ fn consume_str(a: &Args, out: &mut impl std::io::Write) -> Result<(), Stop> {
     let mut line = String::new();
     for got in 0..a.count {
         let utf8 = match a.wait {
-            None => q.pop(false, &mut bytes).ok_or_else(|| ended(None, got))?,
+            None => q
+                .pop_checked(false, &mut bytes)
+                .map_err(|e| (3, e.to_string()))?
+                .ok_or_else(|| ended(None, got))?,
             Some(secs) => {
                 let d = Deadline::after_secs(secs);
                 loop {

@@ -1,7 +1,7 @@
 //! Push items into a shared queue file, creating it if needed.
 //!
 //! ```text
-//! producer [--wait SECS] [--capacity N] [--arena BYTES] [--utf8] [--count N] [--] PATH TYPE [ITEM...]
+//! producer [--wait SECS] [--capacity N] [--arena BYTES] [--utf8] [--compress MIN] [--count N] [--] PATH TYPE [ITEM...]
 //! ```
 //!
 //! `TYPE` is `int` (i64), `int32`, `int16` or `str`. Items are the `ITEM`
@@ -10,7 +10,8 @@
 //! (`item 0`, `item 1`, ... for `str`). Without `--wait` a full queue is an
 //! error (exit 1); with it, each push waits up to `SECS` seconds for room
 //! (exit 2 on timeout). `--capacity` and `--arena` apply when the file is
-//! created; an existing file keeps its own geometry.
+//! created; an existing file keeps its own geometry. `--compress MIN`
+//! stores `str` items of at least `MIN` bytes zstd-compressed (level 3).
 //!
 //! ```text
 //! cargo run --release --example producer -- /tmp/q.shm int 1 2 3
@@ -27,6 +28,7 @@ struct Args {
     capacity: u64,
     arena: u64,
     utf8: bool,
+    compress: u64,
     count: Option<u64>,
     path: String,
     kind: String,
@@ -42,6 +44,7 @@ fn parse() -> Result<Args, String> {
         capacity: 1024,
         arena: 0,
         utf8: false,
+        compress: 0,
         count: None,
         path: String::new(),
         kind: String::new(),
@@ -61,6 +64,7 @@ fn parse() -> Result<Args, String> {
             Some("--arena") => a.arena = number(&value("--arena")?, "--arena")?,
             Some("--count") => a.count = Some(number(&value("--count")?, "--count")?),
             Some("--utf8") => a.utf8 = true,
+            Some("--compress") => a.compress = number(&value("--compress")?, "--compress")?,
             Some("--") => {
                 positional.extend(it.by_ref());
                 break;
@@ -123,6 +127,8 @@ fn produce_int<T: Element>(a: &Args) -> Result<(), (u8, String)> {
 
 fn produce_str(a: &Args) -> Result<(), (u8, String)> {
     let q = StrQueue::open(&a.path, a.capacity, a.arena, 0o600).map_err(|e| (1, e.to_string()))?;
+    q.set_compress(a.compress, 3)
+        .map_err(|e| (1, e.to_string()))?;
     for item in &a.items {
         let shown = String::from_utf8_lossy(item);
         match a.wait {

@@ -53,6 +53,10 @@ pub enum Error {
     /// The operation does not apply to this queue (for example `unlink` on
     /// an anonymous queue).
     Unsupported(&'static str),
+    /// An item could not be read back: a compressed item whose bytes do
+    /// not decode (its shared memory was scribbled over). The item has
+    /// been removed (a peek leaves it); the queue goes on.
+    Corrupt(String),
 }
 
 impl Error {
@@ -98,6 +102,7 @@ impl fmt::Display for Error {
             ),
             Error::TooSmall(s) => f.write_str(s),
             Error::Unsupported(s) => f.write_str(s),
+            Error::Corrupt(s) => f.write_str(s),
         }
     }
 }

@@ -130,8 +130,13 @@ pub const DQS_E_INCOMPATIBLE: c_int = 3;
 pub const DQS_E_INCOMPLETE: c_int = 4;
 /// The fd is too small to hold a header.
 pub const DQS_E_TOO_SMALL: c_int = 5;
-/// The operation does not apply to this queue.
+/// The operation does not apply to this queue (or needs a feature this
+/// build lacks, such as decoding a compressed item without `zstd`).
 pub const DQS_E_UNSUPPORTED: c_int = 6;
+/// An item could not be read back: a compressed item whose bytes do not
+/// decode (shared memory scribbled over). It was removed (by a pop; a
+/// peek leaves it).
+pub const DQS_E_CORRUPT: c_int = 7;
 
 /// Where a failed call describes its failure.
 #[repr(C)]
@@ -155,6 +160,7 @@ fn set_error(err: *mut DqsError, e: &Error) {
         Error::IncompleteCreate(_) => DQS_E_INCOMPLETE,
         Error::TooSmall(_) => DQS_E_TOO_SMALL,
         Error::Unsupported(_) => DQS_E_UNSUPPORTED,
+        Error::Corrupt(_) => DQS_E_CORRUPT,
     };
     let text = e.to_string();
     // SAFETY: the caller passed a valid, writable DqsError.
@@ -196,6 +202,10 @@ struct Scratch {
     bytes: Vec<u8>,
     ranges: Vec<(usize, usize, bool)>,
     items: Vec<DqsStrItem>,
+    /// Why the last failed pop, peek or batch on this handle failed (an
+    /// item it could not decode), until `dqs_str_error` takes it. Not
+    /// cleared by every call: that would cost the hot paths a test.
+    error: Option<Error>,
 }
 
 /// Scratch buffers above this are released after use, so one huge item
@@ -931,7 +941,10 @@ fn one_item(sc: &mut Scratch, utf8: bool, out: *mut DqsStrItem) {
 /// Pop the front (or, with `back` non-zero, the back) item into `*out`.
 /// With `peek` non-zero, copy the front item without removing it (`back`
 /// is then ignored). Returns `DQS_DONE`, or `DQS_NONE` when the queue is
-/// empty (or the lock timeout passed, `errno` = `ETIMEDOUT`).
+/// empty (or the lock timeout passed, `errno` = `ETIMEDOUT`), or
+/// `DQS_ERROR` for a compressed item that could not be decoded (removed,
+/// unless peeked; `dqs_str_error()` says why). Compressed items are
+/// decoded into the handle's buffer after the lock is released.
 ///
 /// `out->ptr` points into the handle's buffer: valid until the next Str
 /// call on this handle or `dqs_close()`; copy the bytes to keep them.
@@ -954,21 +967,88 @@ pub unsafe extern "C" fn dqs_str_pop(
     };
     sc.reset();
     let r = if peek != 0 {
-        sq.peek(&mut sc.bytes)
+        sq.peek_checked(&mut sc.bytes)
     } else {
-        sq.pop(back != 0, &mut sc.bytes)
+        sq.pop_checked(back != 0, &mut sc.bytes)
     };
     match r {
-        Some(utf8) => {
+        Ok(Some(utf8)) => {
             one_item(sc, utf8, out);
             DQS_DONE
         }
-        None => DQS_NONE,
+        Ok(None) => DQS_NONE,
+        Err(e) => failed(sc, e),
+    }
+}
+
+/// Keep `e` for `dqs_str_error()`; `DQS_ERROR`.
+#[cold]
+fn failed(sc: &mut Scratch, e: Error) -> c_int {
+    sc.error = Some(e);
+    DQS_ERROR
+}
+
+/// Why a pop, peek or batch pop on this Str handle failed: a compressed
+/// item it could not decode (`DQS_E_CORRUPT`: its bytes were scribbled
+/// over; `DQS_E_UNSUPPORTED`: this build lacks the `zstd` feature). Call
+/// it right after `dqs_str_pop()` or `dqs_str_pop_wait()` returned
+/// `DQS_ERROR`, or `dqs_str_pop_multi()` returned 0: it then fills `*err`,
+/// forgets the error and returns `DQS_ERROR`. It returns `DQS_DONE`
+/// (`*err` untouched) when there is no error to report (a batch that
+/// returned 0 found the queue empty).
+///
+/// # Safety
+/// Live handle, not used concurrently by another thread; `err` null or
+/// valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_error(q: *const DqsQueue, err: *mut DqsError) -> c_int {
+    // SAFETY: live handle, exclusive use of its scratch (the C contract).
+    let sc = unsafe { &mut *(*q).scratch.get() };
+    match sc.error.take() {
+        Some(e) => {
+            set_error(err, &e);
+            DQS_ERROR
+        }
+        None => DQS_DONE,
+    }
+}
+
+/// Compress the strings of at least `min_bytes` bytes that this Str
+/// handle pushes (every push call) with zstd at `level` (3 is zstd's
+/// default; negative levels are its fast ones), when that makes them
+/// shorter; `min_bytes` 0 turns it off. This handle only; readers decode
+/// without any setting. Returns the previous `min_bytes` (0: off), or -1
+/// with `*err` filled: `DQS_E_ARG` for a level zstd does not have,
+/// `DQS_E_UNSUPPORTED` for an integer handle or a build without the
+/// `zstd` feature.
+///
+/// # Safety
+/// Live handle; `err` null or valid.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_set_compress(
+    q: *const DqsQueue,
+    min_bytes: u64,
+    level: c_int,
+    err: *mut DqsError,
+) -> i64 {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    let r = match str_queue(q) {
+        Some(sq) => sq.set_compress(min_bytes, level),
+        None => Err(Error::Unsupported("compression is for Str queues")),
+    };
+    match r {
+        Ok(prev) => i64::try_from(prev).unwrap_or(i64::MAX),
+        Err(e) => {
+            set_error(err, &e);
+            -1
+        }
     }
 }
 
 /// `dqs_str_pop()` (without peek), sleeping while empty, until
-/// `*deadline`. `DQS_DONE`, `DQS_NONE` (timed out) or `DQS_INTERRUPTED`.
+/// `*deadline`. `DQS_DONE`, `DQS_NONE` (timed out), `DQS_INTERRUPTED`, or
+/// `DQS_ERROR` as for `dqs_str_pop()`.
 ///
 /// # Safety
 /// As `dqs_str_pop()`; `deadline` valid.
@@ -986,15 +1066,20 @@ pub unsafe extern "C" fn dqs_str_pop_wait(
         return DQS_NONE;
     };
     sc.reset();
-    let w = sq.pop_wait(back != 0, &mut sc.bytes, d);
-    status(w, |utf8| one_item(sc, utf8, out))
+    match sq.pop_wait_checked(back != 0, &mut sc.bytes, d) {
+        Ok(w) => status(w, |utf8| one_item(sc, utf8, out)),
+        Err(e) => failed(sc, e),
+    }
 }
 
 /// Pop up to `n` items from the front under one lock. When `has_budget`
 /// is 1, `max_bytes` is a byte budget: stop before the total length would
 /// exceed it, but (when `first_exempt` is 1) always take one item if there
 /// is one. Returns how many; `*out` points to that many items, valid until the
-/// next Str call on this handle.
+/// next Str call on this handle. Compressed items count at their decoded
+/// length. 0 also when the batch met a compressed item that could not be
+/// decoded: then `dqs_str_error()` says why, and the whole batch taken
+/// with it is gone.
 ///
 /// # Safety
 /// As `dqs_str_pop()`; `out` writable.
@@ -1015,7 +1100,20 @@ pub unsafe extern "C" fn dqs_str_pop_multi(
     };
     sc.reset();
     let budget = (has_budget != 0).then_some(max_bytes);
-    let got = sq.pop_multi_budget(n, budget, first_exempt != 0, &mut sc.bytes, &mut sc.ranges);
+    let got =
+        match sq.pop_multi_checked(n, budget, first_exempt != 0, &mut sc.bytes, &mut sc.ranges) {
+            // 0 items: no error left over from an earlier call for
+            // `dqs_str_error()` to report.
+            Ok(0) => {
+                sc.error = None;
+                0
+            }
+            Ok(got) => got,
+            Err(e) => {
+                failed(sc, e);
+                0
+            }
+        };
     let base = sc.bytes.as_ptr();
     sc.items
         .extend(sc.ranges.iter().map(|&(start, len, utf8)| DqsStrItem {

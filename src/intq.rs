@@ -566,7 +566,7 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!((s.size, s.capacity), (1, 2));
     /// assert_eq!((s.push_ok, s.pop_ok, s.push_full, s.pop_empty), (2, 1, 1, 0));
     /// assert_eq!((s.push_waiters, s.pop_waiters), (0, 0));
-    /// assert_eq!(s.mmap_size, 256 + 2 * 16); // header + two 16-byte slots
+    /// assert_eq!(s.mmap_size, 320 + 2 * 16); // header + two 16-byte slots
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {

@@ -1,4 +1,4 @@
-//! The on-disk (and in-memory) format: a fixed 256-byte header, then the
+//! The on-disk (and in-memory) format: a fixed 320-byte header, then the
 //! slot array, then (Str only) the byte arena.
 //!
 //! Everything here is `#[repr(C)]`, holds offsets rather than pointers and
@@ -11,7 +11,8 @@
 //!     64     1  consumer side: head, pop_empty, Str read-side state
 //!    128     2  producer side: tail, push_full, Str write-side state
 //!    192     3  rarely written: waiter counts, futex words, lock, counters
-//!    256        slots: capacity x slot_size bytes
+//!    256     4  Str compression counters; the rest reserved (zero)
+//!    320        slots: capacity x slot_size bytes
 //!      …        Str: arena_cap bytes of string storage (8-byte aligned)
 //! ```
 //!
@@ -28,7 +29,7 @@ pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
 pub const FORMAT_VERSION: u32 = 5;
 /// Size of the header; slots start here.
-pub const HEADER_SIZE: usize = 256;
+pub const HEADER_SIZE: usize = 320;
 /// Smallest capacity; requests below are raised to it.
 pub const MIN_CAPACITY: u64 = 2;
 /// Largest capacity. 2^30 keeps 32-bit sequence numbers unambiguous (they
@@ -90,7 +91,7 @@ impl Variant {
     }
 }
 
-/// The 256-byte header at offset 0 of every queue.
+/// The 320-byte header at offset 0 of every queue.
 #[repr(C, align(64))]
 pub struct Header {
     // ---- line 0: geometry (immutable after create) ----
@@ -182,6 +183,18 @@ pub struct Header {
     /// Str: the lock holder's tag, `pid << 32 | start time` (see lock.rs),
     /// which tells a reused pid from the holder.
     pub lock_owner: AtomicU64,
+
+    // ---- line 4: Str compression counters (format 5) ----
+    /// Str: items stored compressed, ever. Written under the lock (load +
+    /// store, exact; like `cleared`, a holder killed mid-push may leave
+    /// it one off).
+    pub compressed: AtomicU64,
+    /// Str: arena bytes the compressed items did not take, ever (each
+    /// one's aligned length minus its aligned compressed length). Under
+    /// the lock, as `compressed`.
+    pub compressed_saved: AtomicU64,
+    /// Zero; reserved.
+    pub reserved: [u64; 6],
 }
 
 impl Header {
@@ -267,6 +280,8 @@ const _: () = {
     assert!(std::mem::offset_of!(Header, lock_contended) == 240);
     assert!(std::mem::offset_of!(Header, current) == 244);
     assert!(std::mem::offset_of!(Header, lock_owner) == 248);
+    assert!(std::mem::offset_of!(Header, compressed) == 256);
+    assert!(std::mem::offset_of!(Header, compressed_saved) == 264);
 };
 
 /// Geometry of a queue, computed with checked arithmetic from the request
@@ -349,9 +364,9 @@ mod tests {
     #[test]
     fn geometry_of_int_family_is_header_plus_slots() {
         let g = Geometry::compute(Variant::Int64, 1024, 0).unwrap();
-        assert_eq!(g.total_size, 256 + 1024 * 16);
+        assert_eq!(g.total_size, 320 + 1024 * 16);
         let g = Geometry::compute(Variant::Int16, 8, 0).unwrap();
-        assert_eq!(g.total_size, 256 + 8 * 8);
+        assert_eq!(g.total_size, 320 + 8 * 8);
         assert_eq!(g.arena_off, 0);
     }
 

@@ -163,9 +163,9 @@
 //!
 //! ```text
 //! offset                     size                   contents
-//! 0                          256                    header
-//! 256                        capacity * slot_size   slots
-//! 256 + capacity*slot_size   arena_cap (Str only)   string arena
+//! 0                          320                    header
+//! 320                        capacity * slot_size   slots
+//! 320 + capacity*slot_size   arena_cap (Str only)   string arena
 //! ```
 //!
 //! and nothing else: its size is exactly `total_size`. Map all of it
@@ -174,8 +174,9 @@
 //!
 //! ## Header
 //!
-//! Four 64-byte lines: geometry (written once at create), consumer side,
-//! producer side, rarely written. Unlisted bytes are zero.
+//! Five 64-byte lines: geometry (written once at create), consumer side,
+//! producer side, rarely written, Str compression counters. Unlisted bytes
+//! are zero.
 //!
 //! ```text
 //! off  type  field            meaning
@@ -185,9 +186,9 @@
 //!  12  u32   variant          1 Int (i64), 2 Int32, 3 Int16, 4 Str
 //!  16  u64   capacity         slot count, a power of two, 2 ..= 2^30
 //!  24  u32   slot_size        16 (Int, Str) or 8 (Int32, Int16)
-//!  28  u32   header_size      256
-//!  32  u64   slots_off        256
-//!  40  u64   arena_off        Str: 256 + 16 * capacity; else 0
+//!  28  u32   header_size      320
+//!  32  u64   slots_off        320
+//!  40  u64   arena_off        Str: 320 + 16 * capacity; else 0
 //!  48  u64   arena_cap        Str: arena bytes, 4096 ..= 2^32; else 0
 //!  56  u64   total_size       header + slots + arena
 //!  64  u64   head             Int: see the ring module; Str: copy 0's head
@@ -227,6 +228,11 @@
 //! 244  u32   current          Str: which state copy is current (bit 0)
 //! 248  u64   lock_owner       Str: holder tag, pid << 32 | start time
 //!                             (low 32 bits of /proc/<pid>/stat field 22)
+//! 256  u64   compressed       Str: items stored compressed, ever (under
+//!                             the lock)
+//! 264  u64   compressed_saved Str: arena bytes they saved, ever: the sum
+//!                             of align8(length) - align8(stored length)
+//! 272        (48 bytes)       zero, reserved
 //! ```
 //!
 //! **Creating and attaching.** A creator sizes the file (new bytes are
@@ -319,12 +325,22 @@
 //!   pop increments `head`; a back pop decrements `count`. When `count`
 //!   becomes 0, `head` and the three arena words are reset to 0.
 //! * **Slot** (16 bytes, four `u32`): `off` (offset of the bytes from
-//!   `arena_off`, a multiple of 8), `len` (bytes, below 2^31), `meta`
+//!   `arena_off`, a multiple of 8), `len` (bits 0..=30: bytes stored,
+//!   below 2^31; bit 31: compressed, see below), `meta`
 //!   (bit 0 the UTF-8 flag, bits 1 and 2 zero, bits 3..=31 the wrap waste
 //!   charged to the item: a multiple of 8, so `meta = waste | flag`), and
 //!   `spare` (zero). The bytes are the `len` bytes at `arena_off + off`,
 //!   contiguous, without a header; `off + len <= usable`, where `usable` is
 //!   `arena_cap` rounded down to a multiple of 8.
+//! * **Compressed items** (format 5). With bit 31 of `len` set, the
+//!   stored bytes are exactly one standard zstd frame (RFC 8878) that
+//!   declares its content size and carries a content checksum; the item
+//!   is what it decodes to (the UTF-8 flag applies to that). A frame that
+//!   does not decode to exactly its declared size (at most 2^31 - 1), or
+//!   fails its checksum, is a corrupt item: the reader removes it and
+//!   reports it. Writers compress before taking the lock and readers
+//!   decode after releasing it; the flag is in `len`, not `meta`, so that
+//!   a reader's usual check `len < 2^31` already sets such items apart.
 //! * **Arena.** Each item is charged `len` rounded up to 8, plus its waste.
 //!   The charges, in queue order, form one circular span that starts at
 //!   `rd`, is `used` bytes long and ends at `wr` (`(rd + used) % usable ==
@@ -363,6 +379,7 @@
 
 pub mod any;
 mod arena;
+mod compress;
 mod error;
 pub mod ffi;
 mod futex;
@@ -422,4 +439,10 @@ pub struct Stats {
     pub lock_acquired: u64,
     /// Str: acquisitions that found the lock held.
     pub lock_contended: u64,
+    /// Str: items stored compressed, ever (see `StrQueue::set_compress`).
+    pub compressed: u64,
+    /// Str: arena bytes those items did not take, ever: the sum of each
+    /// one's length rounded up to 8 minus its compressed length rounded up
+    /// to 8.
+    pub compressed_saved: u64,
 }

@@ -35,7 +35,12 @@
 //! offset  field   meaning
 //!      0  off     byte offset of the item's bytes in the arena; a multiple
 //!                 of 8 below the arena size (<= 2^32), so it fits in u32
-//!      4  len     the item's length in bytes (<= MAX_ITEM < 2^31)
+//!      4  len     bits 0-30: the item's length in bytes (<= MAX_ITEM <
+//!                 2^31); bit 31: the bytes are one zstd frame, the item
+//!                 compressed (see `compress.rs`). The flag lives here, not
+//!                 in `meta`, so that the pop hot path needs no test for it:
+//!                 its length check (`len <= MAX_ITEM`) already sends a
+//!                 compressed item to the general path, which decodes it.
 //!      8  meta    bit 0: the UTF-8 flag; bits 1-2: zero; bits 3-31: the
 //!                 wrap waste charged to this item. The waste is a multiple
 //!                 of 8 below the arena size, so it needs no shift: meta is
@@ -148,6 +153,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicU64 as StdAtomicU64;
 
 use crate::arena::{align8, Arena};
+use crate::compress;
 use crate::error::{Error, Result};
 use crate::futex::Deadline;
 use crate::layout::{Header, StrCopy, Variant, HEADER_SIZE, MAX_ITEM};
@@ -177,6 +183,8 @@ const _: () = {
 const META_UTF8: u32 = 1;
 /// `meta` bits 3..: the wrap waste charged to the item.
 const META_WASTE: u32 = !7;
+/// `len` bit 31: the item is compressed (a zstd frame).
+const LEN_PACKED: u32 = 1 << 31;
 
 /// The error for an item that can never fit, or `None` when it can.
 fn never_fits(len: u64, usable: u64) -> Option<Error> {
@@ -230,6 +238,9 @@ pub struct StrQueue {
     /// compiler knows a `&StrQueue` cannot change under the hot paths and
     /// need not reload its fields after every store to shared memory.
     lock_timeout_ns: Box<StdAtomicU64>,
+    /// Which strings this handle compresses (per handle; see
+    /// [`StrQueue::set_compress`]). Boxed for the reason above.
+    compress: Box<compress::Setting>,
     /// Test hook: where this handle kills its own process (see
     /// [`KillPoint`]).
     kill_point: KillPoint,
@@ -506,6 +517,8 @@ struct Taken {
     start: usize,
     len: usize,
     utf8: bool,
+    /// The bytes in `out` are a zstd frame, to decode after unlocking.
+    packed: bool,
 }
 
 impl<'q, const H: bool> Locked<'q, H> {
@@ -522,20 +535,20 @@ impl<'q, const H: bool> Locked<'q, H> {
         self.q.slot(i)
     }
 
-    /// The end item's (offset, length, waste, utf8), if there is an item
-    /// and its bytes lie inside the arena.
+    /// The end item's (offset, stored length, waste, utf8, compressed),
+    /// if there is an item and its bytes lie inside the arena.
     #[inline(always)]
-    fn read_end(&self, back: bool) -> Option<(u64, u64, u64, bool)> {
+    fn read_end(&self, back: bool) -> Option<(u64, u64, u64, bool, bool)> {
         if self.count == 0 {
             return None;
         }
-        read_item(self.slot_of(back), self.q.usable)
+        read_item_any(self.slot_of(back), self.q.usable)
     }
 
     /// Append the end item's bytes to `out`; optionally remove the item.
     #[inline(always)]
     fn copy_end(&mut self, back: bool, remove: bool, out: &mut Vec<u8>) -> Option<Taken> {
-        let (off, len, waste, utf8) = self.read_end(back)?;
+        let (off, len, waste, utf8, packed) = self.read_end(back)?;
         let start = copy_out(self.q, off, len, out)?;
         let n = len as usize;
         if remove {
@@ -551,6 +564,7 @@ impl<'q, const H: bool> Locked<'q, H> {
             start,
             len: n,
             utf8,
+            packed,
         })
     }
 
@@ -558,6 +572,13 @@ impl<'q, const H: bool> Locked<'q, H> {
     /// The caller has checked that the item can ever fit.
     #[inline(always)]
     fn put(&mut self, bytes: &[u8], utf8: bool, front: bool) -> bool {
+        self.put_any(bytes, utf8, front, None)
+    }
+
+    /// [`Locked::put`]; with `packed` (the original length) `bytes` is its
+    /// zstd frame: the item is flagged compressed and counted.
+    #[inline(always)]
+    fn put_any(&mut self, bytes: &[u8], utf8: bool, front: bool, packed: Option<u64>) -> bool {
         if self.count >= self.capacity() {
             return false;
         }
@@ -567,6 +588,15 @@ impl<'q, const H: bool> Locked<'q, H> {
         ) else {
             return false;
         };
+        // HOOK(compress): flag the slot just written, count the saving.
+        if let Some(orig) = packed {
+            let idx = if front {
+                head
+            } else {
+                head.wrapping_add(self.count)
+            };
+            self.q.mark_packed(idx, bytes.len() as u64, orig);
+        }
         self.head = head;
         self.arena = arena;
         self.count += 1;
@@ -576,8 +606,34 @@ impl<'q, const H: bool> Locked<'q, H> {
     }
 }
 
+/// The item in slot `s`, compressed or not, as (offset, stored length,
+/// waste, utf8, compressed), if its bytes lie inside the `usable` bytes of
+/// the arena.
+#[inline(always)]
+fn read_item_any(s: &StrSlot, usable: u64) -> Option<(u64, u64, u64, bool, bool)> {
+    let len = s.len.load(Ordering::Relaxed);
+    if len & LEN_PACKED == 0 {
+        let (off, len, waste, utf8) = read_item(s, usable)?;
+        return Some((off, len, waste, utf8, false));
+    }
+    let off = u64::from(s.off.load(Ordering::Relaxed));
+    let len = u64::from(len & !LEN_PACKED);
+    let meta = s.meta.load(Ordering::Relaxed);
+    if off + len > usable {
+        return None;
+    }
+    Some((
+        off,
+        len,
+        u64::from(meta & META_WASTE),
+        meta & META_UTF8 != 0,
+        true,
+    ))
+}
+
 /// The item in slot `s` as (offset, length, waste, utf8), if its bytes lie
-/// inside the `usable` bytes of the arena.
+/// inside the `usable` bytes of the arena and it is not compressed (a
+/// compressed item's `len` has bit 31 set, beyond [`MAX_ITEM`]).
 #[inline(always)]
 fn read_item(s: &StrSlot, usable: u64) -> Option<(u64, u64, u64, bool)> {
     let off = u64::from(s.off.load(Ordering::Relaxed));
@@ -732,6 +788,7 @@ impl StrQueue {
             max_len: (g.arena_cap & !7).min(MAX_ITEM),
             region,
             lock_timeout_ns: Box::new(StdAtomicU64::new(u64::MAX)),
+            compress: Box::new(compress::Setting::off()),
             kill_point: KillPoint::from_env(),
         }
     }
@@ -1289,6 +1346,16 @@ impl StrQueue {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn push(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
+        // HOOK(compress): one load and one compare when compression is off.
+        if self.packs(bytes) {
+            return self.push_packed(bytes, utf8, false);
+        }
+        self.push_plain(bytes, utf8)
+    }
+
+    /// [`StrQueue::push`] storing `bytes` as they are.
+    #[inline(always)]
+    fn push_plain(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
         match self.kill_point {
             KillPoint::None => self.push_back::<false>(bytes, utf8),
             _ => self.push_hooked(bytes, utf8, false),
@@ -1321,6 +1388,15 @@ impl StrQueue {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn push_front(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
+        // HOOK(compress)
+        if self.packs(bytes) {
+            return self.push_packed(bytes, utf8, true);
+        }
+        self.push_front_plain(bytes, utf8)
+    }
+
+    /// [`StrQueue::push_front`] storing `bytes` as they are.
+    fn push_front_plain(&self, bytes: &[u8], utf8: bool) -> Result<bool> {
         match self.kill_point {
             KillPoint::None => self.push_general::<false>(bytes, utf8, true),
             _ => self.push_hooked(bytes, utf8, true),
@@ -1358,7 +1434,29 @@ impl StrQueue {
         front: bool,
         deadline: &Deadline,
     ) -> Result<Waited<()>> {
+        // HOOK(compress): compress once, before waiting.
+        if self.packs(bytes) {
+            let level = self.compress.level.load(Ordering::Relaxed);
+            return compress::with_packed(bytes, level, |stored, packed| {
+                let orig = packed.then_some(bytes.len() as u64);
+                self.check_stored(stored.len(), orig)?;
+                self.push_wait_stored(stored, utf8, front, deadline, orig)
+            });
+        }
         self.check(bytes.len())?;
+        self.push_wait_stored(bytes, utf8, front, deadline, None)
+    }
+
+    /// [`StrQueue::push_wait`] of the bytes to store, checked; `packed` as
+    /// for [`Locked::put_any`].
+    fn push_wait_stored(
+        &self,
+        bytes: &[u8],
+        utf8: bool,
+        front: bool,
+        deadline: &Deadline,
+        packed: Option<u64>,
+    ) -> Result<Waited<()>> {
         // SYNC POINT: the attempt's lock CAS is SeqCst, and so are the
         // waiter announcement in block_on and the waiter check in
         // Side::wake. A consumer frees room under the lock and then checks
@@ -1371,7 +1469,7 @@ impl StrQueue {
             match self.lock_until::<true>(|| *deadline, true) {
                 Err(f) => Ok(Err(f)),
                 Ok(mut l) => {
-                    if l.put(bytes, utf8, front) {
+                    if l.put_any(bytes, utf8, front, packed) {
                         Ok(Ok(()))
                     } else {
                         Err(Miss::Settled)
@@ -1391,11 +1489,62 @@ impl StrQueue {
     /// into `out` (cleared first). Returns its UTF-8 flag, or `None` when
     /// the queue is empty (counted in `pop_empty`; `out` is then empty).
     ///
+    /// A compressed item is decoded, after the lock is released. One that
+    /// cannot be decoded (see [`StrQueue::pop_checked`]) is removed and
+    /// reported as no item, with `errno` set to `EBADMSG` (corrupt) or
+    /// `ENOTSUP` (a build without the `zstd` feature).
+    ///
     /// # Examples
     ///
     /// See [`StrQueue::push_front`] (both ends) and [`StrQueue`] (the
     /// UTF-8 flag).
     pub fn pop(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
+        let r = self.pop_raw(back, out);
+        // HOOK(compress): a failed decode reads as no item; one load when
+        // the queue was simply empty.
+        if r.is_none() {
+            if let Some(e) = compress::take_failure() {
+                set_errno(failure_errno(&e));
+            }
+        }
+        r
+    }
+
+    /// [`StrQueue::pop`], with a compressed item that cannot be decoded
+    /// reported as an error: [`Error::Corrupt`] for one whose bytes were
+    /// scribbled over, [`Error::Unsupported`] when this build lacks the
+    /// `zstd` feature. Either way the item has been removed and the queue
+    /// goes on.
+    ///
+    /// # Errors
+    /// As above.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(4, 0)?;
+    /// q.push(b"job", false)?;
+    /// let mut buf = Vec::new();
+    /// assert_eq!(q.pop_checked(false, &mut buf)?, Some(false));
+    /// assert_eq!(q.pop_checked(false, &mut buf)?, None);
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn pop_checked(&self, back: bool, out: &mut Vec<u8>) -> Result<Option<bool>> {
+        let r = self.pop_raw(back, out);
+        if r.is_none() {
+            if let Some(e) = compress::take_failure() {
+                return Err(e);
+            }
+        }
+        Ok(r)
+    }
+
+    /// [`StrQueue::pop`] before a failed decode is picked up (see
+    /// `pop_locked`).
+    #[inline(always)]
+    fn pop_raw(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         match (self.kill_point, back) {
             (KillPoint::None, false) => self.pop_front::<false>(out),
             (KillPoint::None, true) => self.pop_general::<false>(true, out),
@@ -1440,6 +1589,14 @@ impl StrQueue {
         match t {
             Some(t) => {
                 self.wake_producers();
+                // HOOK(compress): decode, the lock released; a failure is
+                // kept for the public call (`pop`, `pop_checked`).
+                if t.packed {
+                    if let Err(e) = compress::unpack(out) {
+                        compress::fail(e);
+                        return None;
+                    }
+                }
                 Some(t.utf8)
             }
             None => {
@@ -1576,6 +1733,26 @@ impl StrQueue {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn pop_wait(&self, back: bool, out: &mut Vec<u8>, deadline: &Deadline) -> Waited<bool> {
+        self.pop_wait_checked(back, out, deadline)
+            .unwrap_or_else(|e| {
+                set_errno(failure_errno(&e));
+                Waited::TimedOut
+            })
+    }
+
+    /// [`StrQueue::pop_wait`], with an item that cannot be decoded
+    /// reported as [`StrQueue::pop_checked`] does (the unchecked form
+    /// reports it as `TimedOut` with `errno` set as [`StrQueue::pop`]
+    /// does).
+    ///
+    /// # Errors
+    /// As [`StrQueue::pop_checked`].
+    pub fn pop_wait_checked(
+        &self,
+        back: bool,
+        out: &mut Vec<u8>,
+        deadline: &Deadline,
+    ) -> Result<Waited<bool>> {
         // SYNC POINT: as in push_wait, with the roles swapped: a producer
         // publishes under the lock and then checks `pop_waiters` (SeqCst).
         let r = flatten(block_on(self.consumers(), deadline, || {
@@ -1583,17 +1760,26 @@ impl StrQueue {
             match self.lock_until::<true>(|| *deadline, true) {
                 Err(f) => Ok(Err(f)),
                 Ok(mut l) => match l.copy_end(back, true, out) {
-                    Some(t) => Ok(Ok(t.utf8)),
+                    Some(t) => Ok(Ok((t.utf8, t.packed))),
                     None => Err(Miss::Settled),
                 },
             }
         }));
         match r {
-            Waited::Done(_) => self.wake_producers(),
-            Waited::TimedOut => self.count_empty(),
-            Waited::Interrupted => {}
+            Waited::Done((utf8, packed)) => {
+                self.wake_producers();
+                // HOOK(compress): decode, the lock released.
+                if packed {
+                    compress::unpack(out)?;
+                }
+                Ok(Waited::Done(utf8))
+            }
+            Waited::TimedOut => {
+                self.count_empty();
+                Ok(Waited::TimedOut)
+            }
+            Waited::Interrupted => Ok(Waited::Interrupted),
         }
-        r
     }
 
     /// Copy the front item's bytes into `out` (cleared first) without
@@ -1604,15 +1790,35 @@ impl StrQueue {
     ///
     /// See [`StrQueue::clear`].
     pub fn peek(&self, out: &mut Vec<u8>) -> Option<bool> {
+        self.peek_checked(out).unwrap_or_else(|e| {
+            set_errno(failure_errno(&e));
+            None
+        })
+    }
+
+    /// [`StrQueue::peek`], with a front item that cannot be decoded
+    /// reported as [`StrQueue::pop_checked`] does (it stays in the queue;
+    /// the unchecked form reports no item, `errno` set as by
+    /// [`StrQueue::pop`]).
+    ///
+    /// # Errors
+    /// As [`StrQueue::pop_checked`].
+    pub fn peek_checked(&self, out: &mut Vec<u8>) -> Result<Option<bool>> {
         out.clear();
-        let r = self
-            .locked::<true>()?
-            .copy_end(false, false, out)
-            .map(|t| t.utf8);
-        if r.is_none() {
-            self.missed();
+        let Some(mut l) = self.locked::<true>() else {
+            return Ok(None);
+        };
+        let t = l.copy_end(false, false, out);
+        l.release();
+        match t {
+            // HOOK(compress): decode, the lock released.
+            Some(t) if t.packed => compress::unpack(out).map(|()| Some(t.utf8)),
+            Some(t) => Ok(Some(t.utf8)),
+            None => {
+                self.missed();
+                Ok(None)
+            }
         }
-        r
     }
 
     /// Push `items` at the back, in order, under one lock, until one does
@@ -1639,27 +1845,55 @@ impl StrQueue {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn push_multi(&self, items: &[(&[u8], bool)]) -> Result<usize> {
+        // HOOK(compress): compress what this handle compresses, first (no
+        // look at the items when it is off).
+        let min = self.compress.min.load(Ordering::Relaxed);
+        if min != u64::MAX && items.iter().any(|(b, _)| b.len() as u64 >= min) {
+            let level = self.compress.level.load(Ordering::Relaxed);
+            let wants = |len: usize| len as u64 >= self.compress.min.load(Ordering::Relaxed);
+            return compress::with_packed_batch(items, wants, level, |stored| {
+                for &(b, _, packed, orig) in stored {
+                    self.check_stored(b.len(), packed.then_some(orig))?;
+                }
+                Ok(self.push_multi_stored(
+                    stored.len(),
+                    stored
+                        .iter()
+                        .map(|&(b, utf8, packed, orig)| (b, utf8, packed.then_some(orig))),
+                ))
+            });
+        }
         for (b, _) in items {
             self.check(b.len())?;
         }
+        Ok(self.push_multi_stored(items.len(), items.iter().map(|&(b, utf8)| (b, utf8, None))))
+    }
+
+    /// [`StrQueue::push_multi`] of `len` checked items to store, each
+    /// with `packed` as for [`Locked::put_any`].
+    fn push_multi_stored<'b>(
+        &self,
+        len: usize,
+        items: impl Iterator<Item = (&'b [u8], bool, Option<u64>)>,
+    ) -> usize {
         let mut n = 0usize;
         {
             let Some(mut l) = self.locked::<true>() else {
-                return Ok(0);
+                return 0;
             };
-            for (b, utf8) in items {
-                if !l.put(b, *utf8, false) {
+            for (b, utf8, packed) in items {
+                if !l.put_any(b, utf8, false, packed) {
                     break;
                 }
                 n += 1;
             }
         }
-        if n < items.len() {
+        if n < len {
             self.count_full();
             self.missed();
         }
         self.consumers().wake(u32::try_from(n).unwrap_or(u32::MAX));
-        Ok(n)
+        n
     }
 
     /// Pop up to `n` items from the front under one lock, appending their
@@ -1685,6 +1919,8 @@ impl StrQueue {
     /// [`StrQueue::pop_multi`], where `first_exempt = false` makes the
     /// budget apply to the first item too (for a batch that continues one
     /// already started, as `pop_wait_multi` does after its blocking pop).
+    /// A batch that meets an item it cannot decode returns 0 with `errno`
+    /// set as [`StrQueue::pop`] does (see [`StrQueue::pop_multi_checked`]).
     pub fn pop_multi_budget(
         &self,
         n: usize,
@@ -1693,17 +1929,44 @@ impl StrQueue {
         out: &mut Vec<u8>,
         items: &mut Vec<(usize, usize, bool)>,
     ) -> usize {
+        self.pop_multi_checked(n, max_bytes, first_exempt, out, items)
+            .unwrap_or_else(|e| {
+                set_errno(failure_errno(&e));
+                0
+            })
+    }
+
+    /// [`StrQueue::pop_multi_budget`], with a compressed item that cannot
+    /// be decoded reported as [`StrQueue::pop_checked`] does. The budget
+    /// counts compressed items at their decoded length. Items are decoded
+    /// after the lock is released, so the whole batch has been removed by
+    /// then: the items taken with a bad one are lost with it (the error
+    /// says how many), and `out` and `items` are left as they were.
+    ///
+    /// # Errors
+    /// As [`StrQueue::pop_checked`].
+    pub fn pop_multi_checked(
+        &self,
+        n: usize,
+        max_bytes: Option<u64>,
+        first_exempt: bool,
+        out: &mut Vec<u8>,
+        items: &mut Vec<(usize, usize, bool)>,
+    ) -> Result<usize> {
         let mut got = 0usize;
         let mut over_budget = false;
+        let (out0, items0) = (out.len(), items.len());
+        // HOOK(compress): which of the items taken are compressed.
+        let mut packed = Vec::new();
         {
             let Some(mut l) = self.locked::<true>() else {
-                return 0;
+                return Ok(0);
             };
             let mut total = 0u64;
             while got < n {
                 if let (Some(budget), true) = (max_bytes, got > 0 || !first_exempt) {
                     match l.read_end(false) {
-                        Some((_, len, _, _)) if total.saturating_add(len) <= budget => {}
+                        Some(i) if total.saturating_add(self.item_len(i)) <= budget => {}
                         Some(_) => {
                             over_budget = true;
                             break;
@@ -1714,7 +1977,13 @@ impl StrQueue {
                 let Some(t) = l.copy_end(false, true, out) else {
                     break;
                 };
-                total = total.saturating_add(t.len as u64);
+                let len = if t.packed {
+                    packed.push(items.len());
+                    self.packed_len(&out[t.start..t.start + t.len], t.len as u64)
+                } else {
+                    t.len as u64
+                };
+                total = total.saturating_add(len);
                 items.push((t.start, t.len, t.utf8));
                 got += 1;
             }
@@ -1725,7 +1994,17 @@ impl StrQueue {
             self.count_empty();
             self.missed();
         }
-        got
+        if !packed.is_empty() {
+            // HOOK(compress): decode, the lock released.
+            compress::unpack_batch(out, items, items0, out0, &packed).map_err(|e| match e {
+                Error::Corrupt(m) if got > 1 => Error::Corrupt(format!(
+                    "{m}; the {} other items taken with it are lost",
+                    got - 1
+                )),
+                e => e,
+            })?;
+        }
+        Ok(got)
     }
 
     /// Items in the queue (a snapshot, read without the lock).
@@ -1822,7 +2101,7 @@ impl StrQueue {
     /// let s = q.stats();
     /// assert_eq!((s.size, s.push_ok, s.pop_ok, s.pop_empty), (0, 1, 1, 1));
     /// assert_eq!((s.arena_cap, s.arena_used), (8192, 0));
-    /// assert_eq!(s.mmap_size, 256 + 4 * 16 + 8192); // header, slots, arena
+    /// assert_eq!(s.mmap_size, 320 + 4 * 16 + 8192); // header, slots, arena
     /// assert!(s.lock_acquired >= 3 && s.lock_contended == 0);
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
@@ -1844,6 +2123,8 @@ impl StrQueue {
             arena_used: c.used.load(Ordering::Relaxed).min(self.usable),
             lock_acquired: h.lock_acquired.load(Ordering::Relaxed),
             lock_contended: h.lock_contended.load(Ordering::Relaxed).into(),
+            compressed: h.compressed.load(Ordering::Relaxed),
+            compressed_saved: h.compressed_saved.load(Ordering::Relaxed),
         }
     }
 
@@ -1887,6 +2168,166 @@ impl StrQueue {
     /// The region (path, fd, backing, geometry).
     pub fn region(&self) -> &Region {
         &self.region
+    }
+}
+
+/// `errno` for a pop whose item could not be decoded, in the forms that
+/// report it as no item.
+fn failure_errno(e: &Error) -> i32 {
+    match e {
+        Error::Unsupported(_) => libc::ENOTSUP,
+        _ => libc::EBADMSG,
+    }
+}
+
+/// Compression: the producer setting and the hooks marked `HOOK(compress)`
+/// above. The codec itself is in `compress.rs`.
+impl StrQueue {
+    /// Store the strings of at least `min_bytes` bytes that this handle
+    /// pushes (by every push call) compressed with zstd at `level`, when
+    /// that makes them shorter; `min_bytes` 0 turns it off. Returns the
+    /// previous `min_bytes` (0: it was off). This handle only (not
+    /// shared): readers need no setting, every pop decodes.
+    ///
+    /// A compressed item takes its compressed length in the arena, so an
+    /// item longer than the arena may fit; it is compressed before the
+    /// lock is taken, and decoded by the reader after the lock is
+    /// released.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a level zstd does not have (0 is
+    /// refused; negative levels are zstd's fast ones), and
+    /// [`Error::Unsupported`] to turn it on in a build without the `zstd`
+    /// feature.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(4, 4096)?;
+    /// assert_eq!(q.set_compress(512, 3)?, 0);
+    /// let doc = "{\"id\":1,\"tags\":[\"a\",\"b\"]} ".repeat(300); // 9.6 KB
+    /// assert!(q.push(doc.as_bytes(), true)?); // fits a 4 KB arena compressed
+    /// let s = q.stats();
+    /// assert_eq!(s.compressed, 1);
+    /// assert!(s.arena_used < 1000);
+    /// let mut buf = Vec::new();
+    /// assert_eq!(q.pop(false, &mut buf), Some(true));
+    /// assert_eq!(buf, doc.as_bytes());
+    /// assert_eq!(q.set_compress(0, 3)?, 512); // off again
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
+    #[cfg_attr(not(feature = "zstd"), allow(unused_variables))]
+    pub fn set_compress(&self, min_bytes: u64, level: i32) -> Result<u64> {
+        let min = compress::check_setting(min_bytes, level)?;
+        self.compress.level.store(level, Ordering::Relaxed);
+        Ok(match self.compress.min.swap(min, Ordering::Relaxed) {
+            u64::MAX => 0,
+            m => m,
+        })
+    }
+
+    /// The compression setting: `(min_bytes, level)`, `min_bytes` 0 when
+    /// off.
+    pub fn compress(&self) -> (u64, i32) {
+        let min = match self.compress.min.load(Ordering::Relaxed) {
+            u64::MAX => 0,
+            m => m,
+        };
+        (min, self.compress.level.load(Ordering::Relaxed))
+    }
+
+    /// Whether this handle compresses `bytes` (`min` is `u64::MAX` when
+    /// off, so this is one compare).
+    #[inline(always)]
+    fn packs(&self, bytes: &[u8]) -> bool {
+        bytes.len() as u64 >= self.compress.min.load(Ordering::Relaxed)
+    }
+
+    /// A push (at the back, or the `front`) of a string this handle
+    /// compresses: compressed before the lock is taken; stored as it is
+    /// when compressing does not make it shorter.
+    #[cold]
+    #[inline(never)]
+    fn push_packed(&self, bytes: &[u8], utf8: bool, front: bool) -> Result<bool> {
+        let level = self.compress.level.load(Ordering::Relaxed);
+        compress::with_packed(bytes, level, |stored, packed| {
+            if !packed {
+                return if front {
+                    self.push_front_plain(bytes, utf8)
+                } else {
+                    self.push_plain(bytes, utf8)
+                };
+            }
+            let orig = bytes.len() as u64;
+            self.check_stored(stored.len(), Some(orig))?;
+            let Some(mut l) = self.locked::<true>() else {
+                return Ok(false);
+            };
+            let ok = l.put_any(stored, utf8, front, Some(orig));
+            l.release();
+            if ok {
+                self.consumers().wake(1);
+            } else {
+                self.count_full();
+                self.missed();
+            }
+            Ok(ok)
+        })
+    }
+
+    /// [`StrQueue::check`] of `stored` bytes to store for a string of
+    /// `packed` bytes (compressed) or of `stored` bytes (`None`).
+    fn check_stored(&self, stored: usize, packed: Option<u64>) -> Result<()> {
+        match (never_fits(stored as u64, self.usable), packed) {
+            (None, _) => Ok(()),
+            (Some(e), None) => Err(e),
+            (Some(_), Some(orig)) => Err(Error::InvalidArgument(format!(
+                "string of {orig} bytes ({stored} compressed) exceeds the arena of {} bytes",
+                self.usable
+            ))),
+        }
+    }
+
+    /// Under the lock: the item just written to slot `idx` is the zstd
+    /// frame (`stored` bytes) of a string of `orig` bytes. Flag it, and
+    /// count it in the header (load + store: only written under the lock).
+    #[cold]
+    #[inline(never)]
+    fn mark_packed(&self, idx: u64, stored: u64, orig: u64) {
+        // `stored <= MAX_ITEM < 2^31` was checked by the caller.
+        self.slot(idx)
+            .len
+            .store(stored as u32 | LEN_PACKED, Ordering::Relaxed);
+        let h = self.header();
+        let n = h.compressed.load(Ordering::Relaxed);
+        h.compressed.store(n.wrapping_add(1), Ordering::Relaxed);
+        let saved = align8(orig).saturating_sub(align8(stored));
+        let v = h.compressed_saved.load(Ordering::Relaxed);
+        h.compressed_saved
+            .store(v.wrapping_add(saved), Ordering::Relaxed);
+    }
+
+    /// Under the lock: the length a batch budget counts for the item
+    /// `read_end` described (decoded, for a compressed one).
+    fn item_len(&self, (off, len, _, _, packed): (u64, u64, u64, bool, bool)) -> u64 {
+        if !packed {
+            return len;
+        }
+        // A frame header is at most 18 bytes.
+        let n = len.min(18) as usize;
+        // SAFETY: `off + len <= usable` (read_item_any), so these `n <=
+        // len` bytes lie in the mapped arena; we hold the lock, so nobody
+        // writes them; they are only read.
+        let head = unsafe { std::slice::from_raw_parts(self.arena_ptr(off), n) };
+        self.packed_len(head, len)
+    }
+
+    /// The decoded length of the compressed item of `stored` bytes whose
+    /// first bytes are `frame` (`stored` if its header says none: it will
+    /// fail to decode anyway).
+    fn packed_len(&self, frame: &[u8], stored: u64) -> u64 {
+        compress::content_size(frame).unwrap_or(stored)
     }
 }
 
@@ -2135,7 +2576,7 @@ mod tests {
         let q = StrQueue::anonymous(2, 10_000).unwrap();
         let s = q.stats();
         assert_eq!(s.arena_cap, 10_000);
-        assert_eq!(s.mmap_size, 256 + 2 * 16 + 10_000);
+        assert_eq!(s.mmap_size, 320 + 2 * 16 + 10_000);
         assert!(StrQueue::anonymous(2, (1 << 32) + 1).is_err());
     }
 
@@ -2270,6 +2711,39 @@ mod tests {
         assert_eq!(pop_item(&q, true).unwrap(), (s.to_vec(), false));
         assert_eq!(q.peek(&mut out), None);
         assert!(out.is_empty());
+    }
+
+    /// A zstd frame (level 1, content size and checksum) of "hello" x 6
+    /// joined by spaces, as another build's producer would store it.
+    const HELLO_FRAME: [u8; 25] = [
+        0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x23, 0x65, 0x00, 0x00, 0x30, 0x68, 0x65, 0x6c, 0x6c, 0x6f,
+        0x20, 0x01, 0x00, 0xb9, 0x4b, 0x11, 0x2b, 0xe1, 0x68, 0xe7,
+    ];
+
+    #[test]
+    fn a_compressed_item_from_another_build_reads_back_or_names_the_feature() {
+        let q = StrQueue::anonymous(4, 4096).unwrap();
+        q.push(&HELLO_FRAME, true).unwrap();
+        q.push(b"next", false).unwrap();
+        // Flag it compressed, as a producer with compression on would.
+        let s = q.slot(0);
+        let len = s.len.load(Ordering::Relaxed);
+        s.len.store(len | LEN_PACKED, Ordering::Relaxed);
+        let mut out = Vec::new();
+        let r = q.pop_checked(false, &mut out);
+        if cfg!(feature = "zstd") {
+            assert_eq!(r.unwrap(), Some(true));
+            assert_eq!(out, b"hello hello hello hello hello hello");
+        } else {
+            let e = r.unwrap_err();
+            assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
+            assert!(e.to_string().contains("lacks the zstd feature"), "{e}");
+            assert!(out.is_empty());
+        }
+        // Either way the item is gone and the queue goes on.
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop(false, &mut out), Some(false));
+        assert_eq!(out, b"next");
     }
 
     #[test]

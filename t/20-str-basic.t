@@ -20,7 +20,7 @@ my $seq   = 0;
 
 my @STATS_KEYS = sort qw(size capacity mmap_size push_ok pop_ok push_full pop_empty
                          recoveries push_waiters pop_waiters arena_cap arena_used
-                         lock_acquired lock_contended);
+                         lock_acquired lock_contended compressed compressed_saved);
 
 # A fresh Str queue with capacity $cap (and arena $arena, if given) on
 # backing $kind.
@@ -254,7 +254,7 @@ for my $kind (qw(file anon memfd)) {
         }
         is($s->{$_}, 0, "$_ starts at 0")
             for qw(size push_ok pop_ok push_full pop_empty recoveries push_waiters
-                   pop_waiters arena_used lock_contended);
+                   pop_waiters arena_used lock_contended compressed compressed_saved);
 
         $q->push_multi(qw(a b c d));   # 4 ok
         $q->push('e');                 # full

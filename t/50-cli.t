@@ -294,7 +294,7 @@ subtest 'stats: text and --json agree with Perl' => sub {
         for my $k (sort keys %$s) {
             is $j->{$k}, $s->{$k}, "$k == Perl's ($s->{$k})";
         }
-        my @str = qw(arena_cap arena_used lock_acquired lock_contended);
+        my @str = qw(arena_cap arena_used lock_acquired lock_contended compressed compressed_saved);
         if ($type eq 'str') {
             ok exists $j->{$_}, "str has $_" for @str;
         } else {

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use data_queue_shared::layout::{Geometry, HEADER_SIZE};
 use data_queue_shared::region::validate_header;
 use data_queue_shared::ring::Element;
-use data_queue_shared::{Deadline, IntQueue, StrQueue, Variant};
+use data_queue_shared::{Deadline, Error, IntQueue, StrQueue, Variant};
 
 // ---------------------------------------------------------------- RNG ----
 
@@ -126,7 +126,7 @@ struct Status {
     variant: AtomicU64,
 }
 
-const OPS: [&str; 20] = [
+const OPS: [&str; 22] = [
     "setup",
     "push",
     "pop",
@@ -147,6 +147,8 @@ const OPS: [&str; 20] = [
     "set_lock_timeout",
     "drop",
     "is_empty",
+    "pop_checked",
+    "set_compress",
 ];
 
 impl Status {
@@ -476,11 +478,33 @@ fn str_ops(q: &StrQueue, rng: &mut Rng, st: &Status, n: u64) {
         }
     };
     for _ in 0..n {
-        let op = rng.below(15);
+        let op = rng.below(17);
         match op {
             0 | 1 => {
                 st.enter(1);
                 let _ = q.push(&bytes[..len(rng)], rng.chance(50));
+            }
+            15 => {
+                // Compressed items (their slot flag, their frames) are
+                // scribbled over too: a checked pop either gives an item or
+                // says it could not decode one, nothing else.
+                st.enter(20);
+                buf.clear();
+                let r = if rng.chance(50) {
+                    q.pop_checked(rng.chance(50), &mut buf)
+                } else {
+                    q.peek_checked(&mut buf)
+                };
+                match r {
+                    Ok(_) | Err(Error::Corrupt(_)) => {}
+                    Err(e) => panic!("a checked pop failed with {e}"),
+                }
+            }
+            16 => {
+                st.enter(21);
+                let min = [0, 1, 64, 500][rng.below(4) as usize];
+                q.set_compress(min, [1, 3, -1][rng.below(3) as usize])
+                    .unwrap();
             }
             2 => {
                 st.enter(13);
@@ -490,8 +514,11 @@ fn str_ops(q: &StrQueue, rng: &mut Rng, st: &Status, n: u64) {
                 st.enter(if op == 3 { 2 } else { 14 });
                 buf.clear();
                 if q.pop(op == 4, &mut buf).is_some() {
+                    // A compressed item may be longer than the arena, never
+                    // longer than the longest item pushed (its checksum
+                    // holds).
                     assert!(
-                        buf.len() as u64 <= arena,
+                        buf.len() as u64 <= arena.max(bytes.len() as u64),
                         "popped {} bytes from a {arena}-byte arena",
                         buf.len()
                     );
@@ -876,8 +903,8 @@ fn scribble(base: usize, geo: Geometry, seed: u64, writes: u64, stop: &AtomicBoo
             return;
         }
         let off = match rng.below(10) {
-            // run-time header words (lines 1-3), 8-byte aligned
-            0..=4 => 64 + 8 * rng.below(24),
+            // run-time header words (lines 1-4), 8-byte aligned
+            0..=4 => 64 + 8 * rng.below(32),
             // slot words
             5..=7 => HEADER_SIZE as u64 + 4 * rng.below((slots_end - HEADER_SIZE as u64) / 4),
             // the arena, or line 0 (copied at attach, so harmless)
@@ -954,6 +981,9 @@ fn scribble_case(seed: u64, st: &Status) {
     fn nothing<Q>(_: &Q) {}
     fn str_setup(q: &StrQueue) {
         q.set_lock_timeout(Some(0.002));
+        // Compress what is pushed (the fuzz's items are patterned bytes,
+        // which shrink); `str_ops` turns it off and on again at random.
+        q.set_compress(32, 1).unwrap();
     }
     match v {
         Variant::Int64 => run!(

@@ -64,6 +64,13 @@ int main(int argc, char **argv)
             else
                 st = wait < 0 ? dqs_int_pop(q, &v) : dqs_int_pop_wait(q, &v, &d);
         } while (st == DQS_INTERRUPTED);
+        if (st == DQS_ERROR) {
+            /* a compressed item that could not be decoded (it is gone) */
+            dqs_str_error(q, &err);
+            fprintf(stderr, "consumer: %s after %ld items\n", err.msg, got);
+            rc = 3;
+            break;
+        }
         if (st != DQS_DONE) {
             fprintf(stderr, "consumer: %s after %ld items\n",
                     wait < 0 ? "queue empty" : "timed out", got);

@@ -33,13 +33,15 @@ int main(int argc, char **argv)
 {
     double wait = -1; /* negative: do not wait */
     int utf8 = 0, opt;
-    while ((opt = getopt(argc, argv, "w:u")) != -1) {
+    unsigned long long zmin = 0; /* -z MIN: compress strings of MIN bytes or more */
+    while ((opt = getopt(argc, argv, "w:uz:")) != -1) {
         if (opt == 'w') wait = strtod(optarg, NULL);
         else if (opt == 'u') utf8 = 1;
+        else if (opt == 'z') zmin = strtoull(optarg, NULL, 10);
         else return 64;
     }
     if (argc - optind < 2 || !variant_of(argv[optind + 1])) {
-        fprintf(stderr, "usage: producer [-w SECS] [-u] PATH int|int32|int16|str ITEM...\n");
+        fprintf(stderr, "usage: producer [-w SECS] [-u] [-z MIN] PATH int|int32|int16|str ITEM...\n");
         return 64;
     }
     uint32_t variant = (uint32_t)variant_of(argv[optind + 1]);
@@ -49,6 +51,13 @@ int main(int argc, char **argv)
     DqsQueue *q = dqs_open_path(argv[optind], variant, 1024, 0, 0600, &err);
     if (!q) {
         fprintf(stderr, "producer: %s\n", err.msg);
+        return 1;
+    }
+
+    /* Compressed items are stored as zstd frames; every reader decodes them. */
+    if (zmin && dqs_str_set_compress(q, zmin, 3, &err) < 0) {
+        fprintf(stderr, "producer: %s\n", err.msg);
+        dqs_close(q);
         return 1;
     }
 

@@ -66,7 +66,10 @@ UTF-8 flag that Perl consumers see (utf8::is_utf8) is set, by default, on
 items that are valid UTF-8 and contain a non-ASCII character: Perl then
 gets the characters, and pure ASCII comes out as a plain string with the
 same bytes. --utf8 sets the flag on every item (one that is not valid
-UTF-8 is an error, exit 2); --bytes never sets it.
+UTF-8 is an error, exit 2); --bytes never sets it. --compress MIN[:LEVEL]
+stores the items of at least MIN bytes zstd-compressed at LEVEL (default
+3; negative levels are zstd's fast ones) when that makes them shorter;
+every reader (Perl, Rust, C, dqs pop) gets the original bytes back.
 
 When the queue is full: without --wait the command stops at once (exit 1,
 the message says how many items were pushed). With --wait SECS each item
@@ -89,7 +92,9 @@ item waits up to SECS seconds (fractions allowed, inf waits forever). With
 --all, only the first item waits; the rest is what is there. The exit
 status is 1 when fewer items than asked for were popped (with -n N, fewer
 than N; otherwise none); the items popped before that are printed.
-Items popped are gone from the queue even if they could not be printed.";
+Items popped are gone from the queue even if they could not be printed.
+Compressed items are printed decoded; one that cannot be decoded (its
+shared memory was scribbled over, exit 2) is removed all the same.";
 
 const PEEK_HELP: &str = "\
 Prints the item at the front of the queue without removing it (output
@@ -101,7 +106,8 @@ Prints the queue's counters and gauges, one per line (name, value). With
 --json, one JSON object on one line instead, keys: path, type, size,
 capacity, mmap_size, push_ok, pop_ok, push_full, pop_empty, recoveries,
 push_waiters, pop_waiters, and for Str queues also arena_cap, arena_used,
-lock_acquired, lock_contended. Numbers are JSON integers.";
+lock_acquired, lock_contended, compressed, compressed_saved. Numbers are
+JSON integers.";
 
 const WATCH_HELP: &str = "\
 Shows the queue's size, push and pop rates per second (from the change of
@@ -223,6 +229,10 @@ struct PushArgs {
     /// Str: never set the UTF-8 flag
     #[arg(long)]
     bytes: bool,
+    /// Str: store items of at least MIN bytes zstd-compressed (at LEVEL,
+    /// default 3)
+    #[arg(long, value_name = "MIN[:LEVEL]", value_parser = parse_compress)]
+    compress: Option<(u64, i32)>,
 }
 
 #[derive(Args, Debug, Clone, Copy)]
@@ -306,6 +316,26 @@ fn parse_secs(s: &str) -> Result<f64, String> {
         ));
     }
     Ok(v)
+}
+
+/// `--compress MIN[:LEVEL]`: MIN a positive byte count, LEVEL an integer.
+fn parse_compress(s: &str) -> Result<(u64, i32), String> {
+    let (min, level) = match s.split_once(':') {
+        Some((m, l)) => (m, Some(l)),
+        None => (s, None),
+    };
+    let min: u64 = match min.trim().parse() {
+        Ok(m) if m > 0 => m,
+        _ => return Err(format!("'{min}' is not a positive number of bytes")),
+    };
+    let level = match level {
+        None => 3,
+        Some(l) => l
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{l}' is not a compression level"))?,
+    };
+    Ok((min, level))
 }
 
 /// A refresh interval: a positive, finite number of seconds.
@@ -755,6 +785,18 @@ fn push(a: PushArgs) -> Result<(), Fail> {
     } else {
         Utf8Mode::Auto
     };
+    if let Some((min, level)) = a.compress {
+        match &q {
+            AnyQueue::Str(sq) => {
+                sq.set_compress(min, level)?;
+            }
+            _ => {
+                return Err(Fail::Hard(
+                    "--compress applies to Str queues only".to_string(),
+                ))
+            }
+        }
+    }
     let stdin = a.values.len() == 1 && a.values[0] == "-";
     if !stdin {
         if a.values.iter().any(|v| v == "-") {
@@ -843,13 +885,13 @@ fn write_item(out: &mut impl Write, got: &Got, bytes: &[u8], fmt: OutArgs) -> io
     }
 }
 
-fn try_pop(q: &AnyQueue, buf: &mut Vec<u8>) -> Option<Got> {
-    match q {
+fn try_pop(q: &AnyQueue, buf: &mut Vec<u8>) -> Result<Option<Got>, Fail> {
+    Ok(match q {
         AnyQueue::Int(q) => q.pop().map(Got::Int),
         AnyQueue::Int32(q) => q.pop().map(|v| Got::Int(v.into())),
         AnyQueue::Int16(q) => q.pop().map(|v| Got::Int(v.into())),
-        AnyQueue::Str(q) => q.pop(false, buf).map(|_| Got::Str),
-    }
+        AnyQueue::Str(q) => q.pop_checked(false, buf)?.map(|_| Got::Str),
+    })
 }
 
 /// Pop one item, waiting up to `wait` seconds when given. Output is
@@ -862,7 +904,7 @@ fn pop_one(
     out: &mut impl Write,
 ) -> Result<Option<Got>, Fail> {
     let Some(secs) = wait else {
-        return Ok(try_pop(q, buf));
+        return try_pop(q, buf);
     };
     if q.is_empty() {
         out.flush()?;
@@ -874,7 +916,7 @@ fn pop_one(
             AnyQueue::Int(q) => q.pop_wait(&deadline).map(Got::Int),
             AnyQueue::Int32(q) => q.pop_wait(&deadline).map(|v| Got::Int(v.into())),
             AnyQueue::Int16(q) => q.pop_wait(&deadline).map(|v| Got::Int(v.into())),
-            AnyQueue::Str(q) => q.pop_wait(false, buf, &deadline).map(|_| Got::Str),
+            AnyQueue::Str(q) => q.pop_wait_checked(false, buf, &deadline)?.map(|_| Got::Str),
         };
         match w {
             Waited::Done(g) => return Ok(Some(g)),
@@ -922,7 +964,7 @@ fn peek(a: PeekArgs) -> Result<(), Fail> {
         AnyQueue::Int(q) => q.peek().map(Got::Int),
         AnyQueue::Int32(q) => q.peek().map(|v| Got::Int(v.into())),
         AnyQueue::Int16(q) => q.peek().map(|v| Got::Int(v.into())),
-        AnyQueue::Str(q) => q.peek(&mut buf).map(|_| Got::Str),
+        AnyQueue::Str(q) => q.peek_checked(&mut buf)?.map(|_| Got::Str),
     };
     let Some(got) = got else {
         return Err(Fail::Soft("queue is empty".to_string()));
@@ -953,6 +995,8 @@ fn stat_fields(s: &Stats, variant: Variant) -> Vec<(&'static str, u64)> {
             ("arena_used", s.arena_used),
             ("lock_acquired", s.lock_acquired),
             ("lock_contended", s.lock_contended),
+            ("compressed", s.compressed),
+            ("compressed_saved", s.compressed_saved),
         ]);
     }
     v
@@ -1230,7 +1274,7 @@ mod tests {
         let j = stats_json(Path::new("/t/q"), Variant::Int16, &s);
         assert!(j.starts_with("{\"path\":\"/t/q\",\"type\":\"Int16\",\"size\":1,\"capacity\":2,"));
         assert!(!j.contains("arena"));
-        assert!(stats_json(Path::new("q"), Variant::Str, &s).contains("\"lock_contended\":0}"));
+        assert!(stats_json(Path::new("q"), Variant::Str, &s).contains("\"compressed_saved\":0}"));
     }
 
     #[test]

@@ -38,7 +38,7 @@ our @INT_CLASSES = qw(
     Data::Queue::Shared::Int16
 );
 
-use constant HEADER_SIZE => 256;
+use constant HEADER_SIZE => 320;
 use constant INF         => 9**9**9;
 use constant NAN         => 9**9**9 - 9**9**9;
 
