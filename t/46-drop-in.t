@@ -257,7 +257,7 @@ case 'too small, and what is not a file' => sub {
         my $p = fresh();
         spew($p, 'x' x 100);
         eval { $class->new($p, 8) };
-        like($@, qr/^\Q$class\E->new: \Q$p\E: $NOT \(too small: 100 bytes, a queue header alone is 256\) at /,
+        like($@, qr/^\Q$class\E->new: \Q$p\E: $NOT \(too small: 100 bytes, a queue header alone is ${\ HEADER_SIZE}\) at /,
              "$class->new: a 100-byte file");
         open my $fh, '<', $p or die;
         eval { $class->new_from_fd(fileno $fh) };

@@ -203,9 +203,10 @@ fn what_is_not_a_queue_says_invalid_or_incompatible() {
         .unwrap()
         .to_string();
     assert!(
-        msg.ends_with(
-            "invalid or incompatible queue file (too small: 10 bytes, a queue header alone is 256)"
-        ),
+        msg.ends_with(&format!(
+            "invalid or incompatible queue file (too small: 10 bytes, a queue header alone is {})",
+            data_queue_shared::layout::HEADER_SIZE
+        )),
         "{msg}"
     );
     let f = fs::File::open(&p).unwrap();
