@@ -1807,3 +1807,12 @@ _fastcall_hits()
     RETVAL = fast_hits;
   OUTPUT:
     RETVAL
+
+# Tests only: sleepers this process has woken with FUTEX_WAKE (queue
+# waiters and lock sleepers), so a lost wake-up fails by count.
+NV
+_futex_woken()
+  CODE:
+    RETVAL = (NV)dqs_futex_woken();
+  OUTPUT:
+    RETVAL

@@ -454,7 +454,9 @@ pub unsafe extern "C" fn dqs_memfd(q: *const DqsQueue) -> c_int {
 /// `DQS_INTERRUPTED` when they find the flag set before a sleep, and sleep
 /// at most a quarter of a second at a time, so a signal that lands while a
 /// waiter is awake between two sleeps is not held back until the deadline.
-/// Process-wide; call it once, before any wait.
+/// Process-wide; call it once, before any wait. With the environment
+/// variable `DQS_TEST_NO_SLICE` set (not empty or `0`) at that call, sleeps
+/// are not sliced (a test mode: see futex.rs).
 ///
 /// # Safety
 /// `flag` is NULL or points to an `int` (a `sig_atomic_t`) valid for the
@@ -463,6 +465,14 @@ pub unsafe extern "C" fn dqs_memfd(q: *const DqsQueue) -> c_int {
 pub unsafe extern "C" fn dqs_set_signal_flag(flag: *const c_int) {
     // SAFETY: the caller's contract is set_signal_flag's.
     unsafe { crate::futex::set_signal_flag(flag) }
+}
+
+/// Sleepers this process has woken so far, queue waiters and lock sleepers
+/// alike (the sum of `FUTEX_WAKE`'s counts). For tests: a lost wake-up
+/// shows as a count that did not move.
+#[no_mangle]
+pub extern "C" fn dqs_futex_woken() -> u64 {
+    crate::futex::woken()
 }
 
 /// Slot count: the capacity after rounding (or the one stored in the file).

@@ -132,6 +132,16 @@ fn monotonic_now() -> (i64, i64) {
 static SIGNAL_FLAG: std::sync::atomic::AtomicPtr<libc::c_int> =
     std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
 
+/// Test mode (`DQS_TEST_NO_SLICE` set, not empty or `0`, when the flag is
+/// registered, i.e. when the Perl module loads): sleeps are not sliced, so
+/// a wait ends only by a wake-up, its deadline or a signal. A lost wake-up
+/// then costs the whole wait instead of at most one slice, which lets the
+/// wake-up tests prove the futex path alone. The cost: a signal landing in
+/// the window between the flag check and the sleep is handled only when
+/// the wait ends.
+#[cfg(not(loom))]
+static NO_SLICE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// The longest single sleep of an interruptible wait while a signal flag
 /// is registered: how late a handler can run at worst (a signal landing in
 /// the few instructions between the flag check and the sleep), against
@@ -147,7 +157,13 @@ pub const SIGNAL_SLICE_SECS: f64 = 0.25;
 /// written as a whole (a `sig_atomic_t`), for the rest of the process.
 pub unsafe fn set_signal_flag(flag: *const libc::c_int) {
     #[cfg(not(loom))]
-    SIGNAL_FLAG.store(flag.cast_mut(), std::sync::atomic::Ordering::Release);
+    {
+        NO_SLICE.store(
+            std::env::var_os("DQS_TEST_NO_SLICE").is_some_and(|v| !v.is_empty() && v != "0"),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        SIGNAL_FLAG.store(flag.cast_mut(), std::sync::atomic::Ordering::Release);
+    }
     #[cfg(loom)]
     let _ = flag;
 }
@@ -178,6 +194,7 @@ fn slice(d: &Deadline) -> Deadline {
         if SIGNAL_FLAG
             .load(std::sync::atomic::Ordering::Relaxed)
             .is_null()
+            || NO_SLICE.load(std::sync::atomic::Ordering::Relaxed)
         {
             return *d;
         }
@@ -258,12 +275,26 @@ pub fn wake(word: &AtomicU32, n: u32) -> u32 {
     // SAFETY: `word` points to a live u32 in shared memory; FUTEX_WAKE only
     // reads its address.
     let rc = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n) };
-    rc.max(0) as u32
+    let woken = rc.max(0) as u32;
+    // Relaxed: a statistic; one uncontended add next to a system call.
+    WOKEN.fetch_add(u64::from(woken), std::sync::atomic::Ordering::Relaxed);
+    woken
+}
+
+/// Sleepers this process has woken with `FUTEX_WAKE` (the kernel's count
+/// of tasks woken, summed over every word: queue waiters and lock
+/// sleepers alike). The wake-up tests check it moves by as many sleepers
+/// as they expect to be woken, so a lost wake-up fails by count.
+static WOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// See [`WOKEN`]: the number so far.
+pub fn woken() -> u64 {
+    WOKEN.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 // Under loom there is no kernel; `model` stands in for it (see there).
 #[cfg(loom)]
-pub use model::{wait, wake};
+pub use model::{change_and_notify, wait, wait_unless, wake};
 
 /// A loom model of the futex: a waiter with no deadline really blocks until
 /// a `wake` on its word picks it, so a lost wake-up leaves every thread
@@ -327,6 +358,50 @@ mod model {
                 return WaitResult::Woken;
             }
         }
+    }
+
+    /// [`wait`] without deadline that also ends when `stop()` holds, which
+    /// is read under the table's mutex when the sleeper enqueues and after
+    /// every notification: `TimedOut` then, as if the poll interval a real
+    /// sleeper would have slept had passed. A change that makes `stop()`
+    /// true must be made with [`change_and_notify`], so that no sleeper
+    /// misses it between its look and its sleep.
+    pub fn wait_unless(word: &AtomicU32, expected: u32, stop: impl Fn() -> bool) -> WaitResult {
+        let addr = word as *const AtomicU32 as usize;
+        let mut t = TABLE.lock().unwrap();
+        if word.load(Ordering::SeqCst) != expected {
+            return WaitResult::Woken;
+        }
+        if stop() {
+            return WaitResult::TimedOut;
+        }
+        let id = t.next_id;
+        t.next_id += 1;
+        t.sleepers.push(Sleeper {
+            word: addr,
+            id,
+            picked: false,
+        });
+        loop {
+            t = WOKEN.wait(t).unwrap();
+            let i = t.sleepers.iter().position(|s| s.id == id).unwrap();
+            if t.sleepers[i].picked {
+                t.sleepers.remove(i);
+                return WaitResult::Woken;
+            }
+            if stop() {
+                t.sleepers.remove(i);
+                return WaitResult::TimedOut;
+            }
+        }
+    }
+
+    /// Run `f` under the table's mutex, then let every sleeper look at
+    /// its `stop` condition again (see [`wait_unless`]); picks nobody.
+    pub fn change_and_notify(f: impl FnOnce()) {
+        let _t = TABLE.lock().unwrap();
+        f();
+        WOKEN.notify_all();
     }
 
     /// Model of `FUTEX_WAKE`: see the module docs. Returns the number of

@@ -564,10 +564,13 @@ pub(crate) mod model_deaths {
         static ref DEAD: AtomicU32 = AtomicU32::new(0);
     }
 
-    /// Declare model pid `pid` (1..=31) dead.
+    /// Declare model pid `pid` (1..=31) dead, and let every robust
+    /// sleeper watching it look again (see `robust_sleep`).
     pub(crate) fn mark_dead(pid: u32) {
         assert!((1..32).contains(&pid), "model pids are 1..=31");
-        DEAD.fetch_or(1 << pid, Ordering::SeqCst);
+        crate::futex::change_and_notify(|| {
+            DEAD.fetch_or(1 << pid, Ordering::SeqCst);
+        });
     }
 
     /// Whether model pid `pid` has been declared dead.
@@ -658,7 +661,18 @@ impl<'a> LockGuard<'a> {
     /// call, so a caller's fast path stays free of them.
     #[inline(always)]
     pub fn try_acquire_robust(lock: &'a Lock, tag: &AtomicU64) -> Option<Self> {
-        let my_tag = TAG_CACHE.load(StdOrdering::Relaxed);
+        Self::try_acquire_robust_tagged(lock, tag, TAG_CACHE.load(StdOrdering::Relaxed))
+    }
+
+    /// [`try_acquire_robust`](Self::try_acquire_robust) as the owner tag
+    /// `my_tag` (0: none cached yet), whose pid must be a lock word as it
+    /// stands: the loom models run several "processes" as threads of one.
+    #[inline(always)]
+    pub(crate) fn try_acquire_robust_tagged(
+        lock: &'a Lock,
+        tag: &AtomicU64,
+        my_tag: u64,
+    ) -> Option<Self> {
         // A cached tag's pid is a lock word as it stands (checked to be in
         // 1..=PID_MASK when the cache was filled).
         let me = (my_tag >> 32) as u32;
@@ -897,11 +911,7 @@ fn lock_slow_robust(
             continue;
         }
         let until = sleeper.until(earlier(deadline, watch.check_at));
-        let r = if interruptible {
-            futex::wait_interruptible(word, cur, &until)
-        } else {
-            futex::wait(word, cur, &until)
-        };
+        let r = robust_sleep(word, cur, &until, deadline, interruptible);
         clock.slept(r);
         let fail = match r {
             WaitResult::Interrupted if interruptible => LockFail::Interrupted,
@@ -913,6 +923,39 @@ fn lock_slow_robust(
         } else {
             Err(fail)
         };
+    }
+}
+
+/// One sleep of a robust locker on `word` while it reads `cur`, until
+/// `until`.
+///
+/// Under loom, a wait without deadline (and not interruptible) instead
+/// blocks until a wake picks it or the lock word names a holder declared
+/// dead (`model_deaths`): only then does a real sleeper depend on its poll
+/// interval, after which it asks (the model reports `TimedOut`, and its
+/// clock moves one interval on). A live holder's unlock must wake it: a
+/// lost wake-up deadlocks the model instead of passing as an early
+/// timeout.
+#[inline]
+fn robust_sleep(
+    word: &AtomicU32,
+    cur: u32,
+    until: &Deadline,
+    deadline: &Deadline,
+    interruptible: bool,
+) -> WaitResult {
+    #[cfg(loom)]
+    if deadline.forever != 0 && !interruptible {
+        return futex::wait_unless(word, cur, || {
+            let now = word.load(Ordering::SeqCst);
+            now != 0 && model_deaths::is_dead(owner_pid(now))
+        });
+    }
+    let _ = deadline;
+    if interruptible {
+        futex::wait_interruptible(word, cur, until)
+    } else {
+        futex::wait(word, cur, until)
     }
 }
 

@@ -506,52 +506,99 @@ impl SlotOps<i64> for Slot64 {
     }
 }
 
-/// Loom stand-in for the Int64 slot: loom has no 16-byte atomics, so the
-/// pair sits behind a model mutex. The models exercise the ring through
-/// Int32 slots, whose one-word CAS is the real code.
+/// Loom stand-in for the Int64 slot. Loom has no 16-byte atomics, so the
+/// slot is one loom word with the sequence in the low 32 bits and the
+/// value in the high 32 (the models use positions below 2^32 and values
+/// that fit in an `i32`; both are checked), and every access of the real
+/// slot is emulated on that word with the same semantics: the 16-byte CAS
+/// of `publish` is one CAS of the whole word, including its retry after a
+/// stale value read; the 8-byte CAS of the sequence in `take` and `skip`
+/// compares the sequence half only (a change of the value half alone is
+/// retried, as the hardware would ignore it); the value load reads the
+/// high half. No lock: loom explores the interleavings of the CAS itself.
 #[cfg(loom)]
 pub struct Slot64 {
-    pair: loom::sync::Mutex<(u64, i64)>,
+    word: AtomicU64,
+}
+
+#[cfg(loom)]
+impl Slot64 {
+    fn pack(seq: u64, val: i64) -> u64 {
+        assert!(seq >> 32 == 0, "loom Slot64: position {seq:#x} above 2^32");
+        let v = i32::try_from(val).expect("loom Slot64: value beyond i32");
+        seq | (u64::from(v as u32) << 32)
+    }
+    fn seq_of(w: u64) -> u64 {
+        w & 0xFFFF_FFFF
+    }
+    fn val_of(w: u64) -> i64 {
+        i64::from((w >> 32) as u32 as i32)
+    }
+    /// The 8-byte CAS of the sequence word alone.
+    fn cas_seq(&self, from: u64, to: u64) -> bool {
+        let mut cur = self.word.load(Ordering::SeqCst);
+        loop {
+            if Self::seq_of(cur) != from {
+                return false;
+            }
+            let next = Self::pack(to, Self::val_of(cur));
+            match self
+                .word
+                .compare_exchange(cur, next, Ordering::SeqCst, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => cur = now,
+            }
+        }
+    }
 }
 
 #[cfg(loom)]
 impl SlotOps<i64> for Slot64 {
     const STRIDE: u64 = 1 << 62;
     fn seq(&self) -> u64 {
-        self.pair.lock().unwrap().0
+        Self::seq_of(self.word.load(Ordering::SeqCst))
     }
     fn diff(&self, seq: u64, pos: u64) -> i64 {
         seq.wrapping_sub(pos) as i64
     }
     fn publish(&self, pos: u64, v: i64) -> bool {
-        let mut p = self.pair.lock().unwrap();
-        if p.0 != pos {
-            return false;
+        // As the real slot: a relaxed read of the value, then the 16-byte
+        // CAS from (pos, old), retried with the value it found while the
+        // sequence still says pos.
+        let mut old = Self::val_of(self.word.load(Ordering::Relaxed));
+        let mut tries = 0u32;
+        loop {
+            match self.word.compare_exchange(
+                Self::pack(pos, old),
+                Self::pack(pos.wrapping_add(1), v),
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(w) if Self::seq_of(w) == pos => old = Self::val_of(w),
+                Err(_) => return false,
+            }
+            tries += 1;
+            if tries >= CAS_RETRIES {
+                return false;
+            }
         }
-        *p = (pos.wrapping_add(1), v);
-        true
     }
     fn take(&self, pos: u64, next: u64) -> Option<i64> {
-        let mut p = self.pair.lock().unwrap();
-        if p.0 != pos.wrapping_add(1) {
-            return None;
-        }
-        p.0 = next;
-        Some(p.1)
+        // As the real slot: read the value, then CAS the sequence alone;
+        // the value is stable while the sequence stays pos + 1.
+        let v = Self::val_of(self.word.load(Ordering::Acquire));
+        self.cas_seq(pos.wrapping_add(1), next).then_some(v)
     }
     fn skip(&self, from: u64, to: u64) -> bool {
-        let mut p = self.pair.lock().unwrap();
-        if p.0 != from {
-            return false;
-        }
-        p.0 = to;
-        true
+        self.cas_seq(from, to)
     }
     fn value(&self) -> i64 {
-        self.pair.lock().unwrap().1
+        Self::val_of(self.word.load(Ordering::Acquire))
     }
     fn init(&self, s: u64) {
-        *self.pair.lock().unwrap() = (s, 0);
+        self.word.store(Self::pack(s, 0), Ordering::Relaxed);
     }
 }
 
@@ -665,9 +712,16 @@ fn monotonic_ns() -> u64 {
             .wrapping_mul(1_000_000_000)
             .wrapping_add(ts.tv_nsec as u64)
     }
+    // Under loom time is not modelled: each reading is one tick after the
+    // last, so a consumer that keeps looking at a stuck position sees time
+    // pass, the same way in every schedule (the models set `after_ns` in
+    // ticks).
     #[cfg(loom)]
     {
-        u64::MAX / 2
+        loom::lazy_static! {
+            static ref NOW: AtomicU64 = AtomicU64::new(1);
+        }
+        NOW.fetch_add(1, Ordering::Relaxed)
     }
 }
 
@@ -1301,7 +1355,7 @@ impl Default for Slot64 {
 impl Default for Slot64 {
     fn default() -> Self {
         Slot64 {
-            pair: loom::sync::Mutex::new((0, 0)),
+            word: AtomicU64::new(0),
         }
     }
 }

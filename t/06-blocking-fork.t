@@ -9,6 +9,9 @@ use DQSTest;
 use Test::More;
 use Time::HiRes ();
 
+# Waits sleep until woken or timed out, never a slice at a time: a lost
+# wake-up costs the whole wait (and fails) instead of a quarter second.
+BEGIN { $ENV{DQS_TEST_NO_SLICE} = 1 }
 use Data::Queue::Shared::Int;
 use Data::Queue::Shared::Int32;
 use Data::Queue::Shared::Int16;
@@ -37,6 +40,16 @@ sub await_waiter {
     Time::HiRes::sleep(0.02);
 }
 
+# In a child: once the parent sleeps on a futex, run $code, which must
+# wake it (by the FUTEX_WAKE count), or die.
+sub wake_parent {
+    my ($what, $code) = @_;
+    wait_asleep([getppid()]) or die "the parent never went to sleep\n";
+    my $w0 = woken();
+    $code->();
+    woken() - $w0 >= 1 or die "$what woke nobody\n";
+}
+
 for my $class (@INT_CLASSES) {
     my %q = queues_of($class, 4);
     for my $kind (qw(anon file memfd)) {
@@ -57,7 +70,7 @@ for my $class (@INT_CLASSES) {
         subtest "$class ($kind): pop_wait is woken by a push from another process" => sub {
             for my $timeout (undef, 30) {
                 my $label = defined $timeout ? "pop_wait($timeout)" : 'pop_wait()';
-                my $pid = spawn(sub { await_waiter($q, 'pop_waiters'); $q->push(42) or die "push\n" });
+                my $pid = spawn(sub { wake_parent(push => sub { $q->push(42) or die "push\n" }) });
                 my $v = $q->pop_wait(defined $timeout ? $timeout : ());
                 is($v, 42, "$label returns the child's item");
                 reap_ok($pid);
@@ -69,9 +82,10 @@ for my $class (@INT_CLASSES) {
             $q->push_multi(1 .. 4);
             ok($q->is_full, 'full');
             my $pid = spawn(sub {
-                await_waiter($q, 'push_waiters');
-                my $v = $q->pop;
-                defined $v && $v == 1 or die "child popped ", $v // 'undef', "\n";
+                wake_parent(pop => sub {
+                    my $v = $q->pop;
+                    defined $v && $v == 1 or die "child popped ", $v // 'undef', "\n";
+                });
             });
             ok($q->push_wait(5, 30), 'push_wait on a full queue succeeds once the child pops');
             reap_ok($pid);
@@ -81,7 +95,7 @@ for my $class (@INT_CLASSES) {
 
         subtest "$class ($kind): clear wakes a blocked producer" => sub {
             $q->push_multi(1 .. 4);
-            my $pid = spawn(sub { await_waiter($q, 'push_waiters'); $q->clear });
+            my $pid = spawn(sub { wake_parent(clear => sub { $q->clear }) });
             my $t0 = now();
             ok($q->push_wait(9, 30), 'push_wait on a full queue succeeds after another process clears it');
             ok(now() - $t0 < 25, 'woken, not timed out');
@@ -91,7 +105,7 @@ for my $class (@INT_CLASSES) {
         };
 
         subtest "$class ($kind): pop_wait_multi is woken by another process" => sub {
-            my $pid = spawn(sub { await_waiter($q, 'pop_waiters'); $q->push_multi(7, 8, 9) == 3 or die "push_multi\n" });
+            my $pid = spawn(sub { wake_parent(push_multi => sub { $q->push_multi(7, 8, 9) == 3 or die "push_multi\n" }) });
             my @got = $q->pop_wait_multi(8, 30);
             ok(@got >= 1 && @got <= 3, 'pop_wait_multi returns between 1 and 3 items (' . @got . ')');
             reap_ok($pid);
@@ -135,10 +149,13 @@ for my $class (@INT_CLASSES) {
                 });
             } 1 .. 4;
             wait_for(sub { $q->stats->{pop_waiters} >= 4 }, 5);
+            ok(wait_asleep(\@pids), 'four consumers asleep on a futex');
+            my $w0 = woken();
             for my $v (11 .. 14) {
                 ok($q->push($v), "push $v");
                 Time::HiRes::sleep(0.01);
             }
+            cmp_ok(woken() - $w0, '>=', 4, 'the pushes woke four sleepers');
             my $clean = 0;
             $clean += reap($_) == 0 ? 1 : 0 for @pids;
             is($clean, 4, 'every blocked consumer was woken');

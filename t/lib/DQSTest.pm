@@ -28,6 +28,7 @@ our @EXPORT = qw(
     @INT_CLASSES HEADER_SIZE slot_size mmap_size_for
     tmpdir spawn track reap reap_ok kill_children
     watchdog now between_ok wait_for header_u32
+    asleep wait_asleep woken
     NAN INF
 );
 
@@ -237,6 +238,30 @@ sub header_u32 {
     sysread($fh, my $buf, 4) == 4 or die "$path: short read at $off";
     return unpack('V', $buf);
 }
+
+# Whether process $pid sleeps in the kernel on a futex: its /proc wchan
+# names a futex function (futex_wait_queue, futex_do_wait, ... by kernel).
+# A queue waiter or lock sleeper that announced itself is asleep only
+# then: a wake-up counted after this is one it needed.
+sub asleep {
+    my ($pid) = @_;
+    open my $fh, '<', "/proc/$pid/wchan" or return 0;
+    my $w = <$fh> // '';
+    return $w =~ /futex/ ? 1 : 0;
+}
+
+# Wait until every pid in @$pids is asleep on a futex (see asleep); false
+# if one is not after $timeout seconds (default 10).
+sub wait_asleep {
+    my ($pids, $timeout) = @_;
+    return wait_for(sub { !grep { !asleep($_) } @$pids }, $timeout // 10);
+}
+
+# Sleepers this process has woken with FUTEX_WAKE so far (a test hook of
+# the XS: queue waiters and lock sleepers alike). Tests that set
+# DQS_TEST_NO_SLICE before loading the module check wake-ups by this
+# count, so a lost wake-up fails by count as well as by a hang.
+sub woken { return Data::Queue::Shared::_futex_woken() }
 
 END {
     if ($$ == $MAIN_PID) {

@@ -1466,6 +1466,13 @@ rest) do not run handlers while they wait for the lock; signals that arrive
 meanwhile are handled when the call returns, and L</lock_timeout> bounds
 how long that can be (see L</The Str lock>).
 
+For tests, the environment variable C<DQS_TEST_NO_SLICE>, when set (not
+empty or C<0>) as the module loads, turns the quarter-second slices off:
+a wait then ends only by a wake-up, a signal or its deadline, so a missed
+wake-up costs the whole wait and a test notices it. Never set it in
+production (a signal landing just before a sleep would wait for the
+deadline).
+
 =head1 FORK AND THREADS
 
 A handle keeps working in a child made by C<fork>: file, anonymous and memfd
@@ -1476,8 +1483,9 @@ parent that drops its handle) does not disturb anybody else. A child that
 uses a Str handle it inherited takes the Str lock under its own process id.
 
 Perl interpreter threads (ithreads) do not copy handles: every class has
-C<CLONE_SKIP> set, so in a new thread the handle variables are C<undef>.
-Open the queue again inside the thread. A Str handle must never be used
+C<CLONE_SKIP> set, so in a new thread a handle variable holds a reference
+to an unblessed C<undef> (Perl's way of skipping an object), and calling a
+method on it dies. Open the queue again inside the thread. A Str handle must never be used
 by two threads at once (see L</The Str lock>); integer handles may be.
 
 =head1 SECURITY
