@@ -578,135 +578,6 @@ fn loom_str_commit_survives_a_dead_holder() {
     }
 }
 
-// ---- the Str look without the lock ----------------------------------------
-
-/// The Str state reduced to an item count per copy, and `current` holding
-/// the committed count above the copy bit, as `switch_to` stores it
-/// (strq.rs, "Looking without the lock").
-struct Looked {
-    lock: Lock,
-    tag: AtomicU64,
-    counts: [AtomicU64; 2],
-    current: AtomicU32,
-}
-
-impl Looked {
-    fn new() -> Arc<Self> {
-        Arc::new(Looked {
-            lock: Lock::new(),
-            tag: AtomicU64::new(0),
-            counts: [AtomicU64::new(0), AtomicU64::new(0)],
-            current: AtomicU32::new(0),
-        })
-    }
-
-    /// A locked operation that adds `d` items (a pop, `d = -1`, only when
-    /// there is one), committed as strq.rs commits: the other copy, then
-    /// `current` (Release). Whether it happened.
-    fn locked(&self, pid: u32, d: i64) -> bool {
-        let (g, _) = robust(&self.lock, &self.tag, pid);
-        // Acquire, as `current_state`.
-        let c = self.current.load(Ordering::Acquire) & 1;
-        let n = self.counts[c as usize].load(Ordering::Relaxed);
-        assert_eq!(
-            u64::from(str_current_count(self.current.load(Ordering::Relaxed))),
-            n,
-            "`current` holds the current copy's count"
-        );
-        let ok = d > 0 || n > 0;
-        if ok {
-            let next = c ^ 1;
-            let m = n.wrapping_add_signed(d);
-            self.counts[next as usize].store(m, Ordering::Relaxed);
-            self.current.store(str_current(next, m), Ordering::Release);
-        }
-        drop(g);
-        ok
-    }
-
-    /// A non-blocking pop as `pop_front`: the look at `current` (Relaxed)
-    /// without the lock answers "empty"; otherwise the locked pop.
-    fn try_pop(&self, pid: u32) -> bool {
-        if str_current_count(self.current.load(Ordering::Relaxed)) == 0 {
-            return false;
-        }
-        self.locked(pid, -1)
-    }
-
-    /// A non-blocking push into `cap` slots as `push_back_with`: the look
-    /// answers "full"; otherwise the locked push (which rechecks).
-    fn try_push(&self, pid: u32, cap: u64) -> bool {
-        if u64::from(str_current_count(self.current.load(Ordering::Relaxed))) >= cap {
-            return false;
-        }
-        let (g, _) = robust(&self.lock, &self.tag, pid);
-        let c = self.current.load(Ordering::Acquire) & 1;
-        let full = self.counts[c as usize].load(Ordering::Relaxed) >= cap;
-        drop(g);
-        !full && self.locked(pid, 1)
-    }
-}
-
-/// A pop that looks without the lock misses no item it must see: the
-/// producer pushes, then raises a flag (Release); a consumer that sees the
-/// flag (Acquire) must not be told "empty" by the look, and gets the item.
-/// (Coherence on `current`: the push's commit happens-before the look.)
-#[test]
-fn loom_str_look_misses_no_item_after_a_push_it_saw() {
-    model(2, || {
-        let q = Looked::new();
-        let flag = Arc::new(AtomicU32::new(0));
-        let producer = {
-            let (q, flag) = (q.clone(), flag.clone());
-            loom::thread::spawn(move || {
-                assert!(q.try_push(1, 2));
-                flag.store(1, Ordering::Release);
-            })
-        };
-        let saw = flag.load(Ordering::Acquire) == 1;
-        let got = q.try_pop(2);
-        if saw {
-            assert!(got, "the look said empty after the push was seen");
-        }
-        producer.join().unwrap();
-        // Whatever the look said, the item is there or was taken: no loss.
-        let left = str_current_count(q.current.load(Ordering::Relaxed));
-        assert_eq!(u64::from(left) + u64::from(got), 1);
-    });
-}
-
-/// A producer pushes two items into two slots with non-blocking pushes,
-/// retrying when full, while a consumer pops non-blocking until it has
-/// both (the benchmark pattern of issue 21): each side's look without the
-/// lock ends every retry loop, nothing is lost or counted twice, and at the
-/// end the committed count in `current` and the copy agree on 0.
-#[test]
-fn loom_str_look_poll_until_all_arrive() {
-    model(2, || {
-        let q = Looked::new();
-        let producer = {
-            let q = q.clone();
-            loom::thread::spawn(move || {
-                for _ in 0..2 {
-                    while !q.try_push(1, 1) {
-                        loom::thread::yield_now();
-                    }
-                }
-            })
-        };
-        let mut got = 0;
-        while got < 2 {
-            if q.try_pop(2) {
-                got += 1;
-            } else {
-                loom::thread::yield_now();
-            }
-        }
-        producer.join().unwrap();
-        let w = q.current.load(Ordering::Relaxed);
-        assert_eq!(str_current_count(w), 0);
-        assert_eq!(q.counts[(w & 1) as usize].load(Ordering::Relaxed), 0);
-
 // ---- the robust lock as the Str queue takes and frees it ------------------
 
 /// A model "process" `pid`'s owner tag (`pid << 32`, no start time).
@@ -962,5 +833,136 @@ fn loom_repair_after_a_stuck_interval() {
         assert_eq!(s.skipped.load(Ordering::Relaxed), 2);
         assert_eq!(s.recoveries.load(Ordering::Relaxed), 2);
         assert_eq!(s.ring().try_pop(), Err(Miss::Settled));
+    });
+}
+
+// ---- the Str look without the lock ----------------------------------------
+
+/// The Str state reduced to an item count per copy, and `current` holding
+/// the committed count above the copy bit, as `switch_to` stores it
+/// (strq.rs, "Looking without the lock").
+struct Looked {
+    lock: Lock,
+    tag: AtomicU64,
+    counts: [AtomicU64; 2],
+    current: AtomicU32,
+}
+
+impl Looked {
+    fn new() -> Arc<Self> {
+        Arc::new(Looked {
+            lock: Lock::new(),
+            tag: AtomicU64::new(0),
+            counts: [AtomicU64::new(0), AtomicU64::new(0)],
+            current: AtomicU32::new(0),
+        })
+    }
+
+    /// A locked operation that adds `d` items (a pop, `d = -1`, only when
+    /// there is one), committed as strq.rs commits: the other copy, then
+    /// `current` (Release). Whether it happened.
+    fn locked(&self, pid: u32, d: i64) -> bool {
+        let (g, _) = robust(&self.lock, &self.tag, pid);
+        // Acquire, as `current_state`.
+        let c = self.current.load(Ordering::Acquire) & 1;
+        let n = self.counts[c as usize].load(Ordering::Relaxed);
+        assert_eq!(
+            u64::from(str_current_count(self.current.load(Ordering::Relaxed))),
+            n,
+            "`current` holds the current copy's count"
+        );
+        let ok = d > 0 || n > 0;
+        if ok {
+            let next = c ^ 1;
+            let m = n.wrapping_add_signed(d);
+            self.counts[next as usize].store(m, Ordering::Relaxed);
+            self.current.store(str_current(next, m), Ordering::Release);
+        }
+        drop(g);
+        ok
+    }
+
+    /// A non-blocking pop as `pop_front`: the look at `current` (Relaxed)
+    /// without the lock answers "empty"; otherwise the locked pop.
+    fn try_pop(&self, pid: u32) -> bool {
+        if str_current_count(self.current.load(Ordering::Relaxed)) == 0 {
+            return false;
+        }
+        self.locked(pid, -1)
+    }
+
+    /// A non-blocking push into `cap` slots as `push_back_with`: the look
+    /// answers "full"; otherwise the locked push (which rechecks).
+    fn try_push(&self, pid: u32, cap: u64) -> bool {
+        if u64::from(str_current_count(self.current.load(Ordering::Relaxed))) >= cap {
+            return false;
+        }
+        let (g, _) = robust(&self.lock, &self.tag, pid);
+        let c = self.current.load(Ordering::Acquire) & 1;
+        let full = self.counts[c as usize].load(Ordering::Relaxed) >= cap;
+        drop(g);
+        !full && self.locked(pid, 1)
+    }
+}
+
+/// A pop that looks without the lock misses no item it must see: the
+/// producer pushes, then raises a flag (Release); a consumer that sees the
+/// flag (Acquire) must not be told "empty" by the look, and gets the item.
+/// (Coherence on `current`: the push's commit happens-before the look.)
+#[test]
+fn loom_str_look_misses_no_item_after_a_push_it_saw() {
+    model(2, || {
+        let q = Looked::new();
+        let flag = Arc::new(AtomicU32::new(0));
+        let producer = {
+            let (q, flag) = (q.clone(), flag.clone());
+            loom::thread::spawn(move || {
+                assert!(q.try_push(1, 2));
+                flag.store(1, Ordering::Release);
+            })
+        };
+        let saw = flag.load(Ordering::Acquire) == 1;
+        let got = q.try_pop(2);
+        if saw {
+            assert!(got, "the look said empty after the push was seen");
+        }
+        producer.join().unwrap();
+        // Whatever the look said, the item is there or was taken: no loss.
+        let left = str_current_count(q.current.load(Ordering::Relaxed));
+        assert_eq!(u64::from(left) + u64::from(got), 1);
+    });
+}
+
+/// A producer pushes two items into two slots with non-blocking pushes,
+/// retrying when full, while a consumer pops non-blocking until it has
+/// both (the benchmark pattern of issue 21): each side's look without the
+/// lock ends every retry loop, nothing is lost or counted twice, and at the
+/// end the committed count in `current` and the copy agree on 0.
+#[test]
+fn loom_str_look_poll_until_all_arrive() {
+    model(2, || {
+        let q = Looked::new();
+        let producer = {
+            let q = q.clone();
+            loom::thread::spawn(move || {
+                for _ in 0..2 {
+                    while !q.try_push(1, 1) {
+                        loom::thread::yield_now();
+                    }
+                }
+            })
+        };
+        let mut got = 0;
+        while got < 2 {
+            if q.try_pop(2) {
+                got += 1;
+            } else {
+                loom::thread::yield_now();
+            }
+        }
+        producer.join().unwrap();
+        let w = q.current.load(Ordering::Relaxed);
+        assert_eq!(str_current_count(w), 0);
+        assert_eq!(q.counts[(w & 1) as usize].load(Ordering::Relaxed), 0);
     });
 }
