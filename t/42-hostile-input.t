@@ -4,7 +4,8 @@
 # attach, naming what is wrong; 1000 create/destroy cycles of each backing
 # leak no file descriptor and no mapping; a filesystem with no room gives a
 # clear ENOSPC croak at create, never SIGBUS (only as root, where a small
-# tmpfs can be mounted).
+# tmpfs can be mounted); scribbled compressed items croak or come back
+# exact, never crash.
 use strict;
 use warnings;
 
@@ -194,6 +195,52 @@ SKIP: {
         }
     };
 }
+
+subtest 'scribbled compressed items: a croak or the exact bytes, never a crash' => sub {
+    # Compressed items whose arena bytes are overwritten at random: every
+    # pop gives back a document exactly as pushed or croaks naming a corrupt
+    # item, and the queue is empty at the end. In a child, so a crash shows.
+    my $path = "$dir/scribbled-compressed.shm";
+    my $pid = spawn(sub {
+        srand 42;
+        my $hdr = HEADER_SIZE;
+        my @docs = map {
+            my $i = $_;
+            '{"items":[' . join(',', map { qq({"id":$_,"name":"item $i.$_","ok":true}) } 1 .. 60 + $i) . ']}'
+        } 1 .. 8;
+        my ($croaked, $exact) = (0, 0);
+        for my $round (1 .. 40) {
+            my $q = Data::Queue::Shared::Str->new($path, 8, 1 << 15);
+            $q->compress(64);
+            $q->push($_) or die "push failed\n" for @docs;
+            die "nothing compressed\n" unless $q->stats->{compressed} == @docs;
+            my $cap = 8;
+            open my $fh, '+<:raw', $path or die "$path: $!";
+            for (1 .. 1 + int rand 4) {    # scribble inside the arena's used bytes
+                my $used = $q->stats->{arena_used};
+                sysseek($fh, $hdr + 16 * $cap + int rand $used, 0) or die "seek: $!";
+                syswrite($fh, join '', map { chr int rand 256 } 1 .. 1 + int rand 8);
+            }
+            close $fh;
+            my %want = map { $_ => 1 } @docs;
+            while ($q->size) {
+                my $got = eval { $round % 2 ? $q->pop : ($q->pop_multi(1))[0] };
+                if (!defined $got) {
+                    die "unexpected error: $@" unless $@ =~ /compressed item of \d+ bytes is corrupt/;
+                    $croaked++;
+                    next;
+                }
+                die "a document came back changed\n" unless $want{$got};
+                $exact++;
+            }
+            die "arena not empty\n" if $q->stats->{arena_used};
+            $q->unlink;
+        }
+        die "no scribble hit a document ($exact exact)\n" unless $croaked;
+        die "every document croaked\n" unless $exact;
+    });
+    reap_ok($pid, 'every pop of 320 scribbled-on documents gave the exact bytes or a clear croak');
+};
 
 SKIP: {
     skip 'needs root to mount a small tmpfs', 1 if $> != 0;
