@@ -338,26 +338,7 @@ mod model {
                 WaitResult::Woken
             };
         }
-        let addr = word as *const AtomicU32 as usize;
-        let mut t = TABLE.lock().unwrap();
-        if word.load(Ordering::SeqCst) != expected {
-            return WaitResult::Woken;
-        }
-        let id = t.next_id;
-        t.next_id += 1;
-        t.sleepers.push(Sleeper {
-            word: addr,
-            id,
-            picked: false,
-        });
-        loop {
-            t = WOKEN.wait(t).unwrap();
-            let i = t.sleepers.iter().position(|s| s.id == id).unwrap();
-            if t.sleepers[i].picked {
-                t.sleepers.remove(i);
-                return WaitResult::Woken;
-            }
-        }
+        wait_unless(word, expected, || false)
     }
 
     /// [`wait`] without deadline that also ends when `stop()` holds, which

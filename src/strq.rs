@@ -1308,13 +1308,7 @@ impl StrQueue {
         let mut l = self.load_state::<H>(guard);
         let ok = l.put(bytes, utf8, FRONT);
         l.release();
-        if ok {
-            self.consumers().wake(1);
-        } else {
-            self.count_full();
-            self.missed();
-        }
-        Ok(ok)
+        self.after_put(ok)
     }
 
     /// A back push. The usual case (a free lock, a free slot, and room
@@ -1396,6 +1390,17 @@ impl StrQueue {
         self.count_full();
         self.missed();
         Ok(false)
+    }
+
+    /// After a locked push of one item released the lock: wake a consumer
+    /// if it went in, else count the miss.
+    fn after_put(&self, ok: bool) -> Result<bool> {
+        if ok {
+            self.consumers().wake(1);
+            Ok(true)
+        } else {
+            self.found_full()
+        }
     }
 
     /// The wake-ups after a push that found a sleeper on the lock word
@@ -2364,13 +2369,7 @@ impl StrQueue {
             };
             let ok = l.put_any(stored, utf8, front, Some(orig));
             l.release();
-            if ok {
-                self.consumers().wake(1);
-            } else {
-                self.count_full();
-                self.missed();
-            }
-            Ok(ok)
+            self.after_put(ok)
         })
     }
 

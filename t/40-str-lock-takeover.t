@@ -24,24 +24,7 @@ my $seq   = 0;
 
 sub ceil8 { my $n = shift; ($n + 7) & ~7 }
 
-# A child that opens $path with the kill point set and runs $code on it;
-# the kill point ends it. Returns the pid (not reaped).
-sub doomed {
-    my ($path, $point, $code) = @_;
-    return spawn(sub {
-        local $ENV{DQS_TEST_KILL_POINT} = $point;
-        my $q = $CLASS->new($path, 16);
-        $code->($q);
-        die "kill point $point was not reached\n";
-    });
-}
 
-sub state_of {
-    my ($pid) = @_;
-    open my $fh, '<', "/proc/$pid/stat" or return '';
-    my $s = <$fh>;
-    return $s =~ /\)\s+(\S)/ ? $1 : '';
-}
 
 sub lock_word_owner { header_u32($_[0], 208) & 0x7fff_ffff }
 
@@ -53,13 +36,13 @@ for my $reaped (1, 0) {
         my $path = "$dir/t" . $seq++ . '.shm';
         my $q = $CLASS->new($path, 16);
         ok($q->push("item$_"), "push $_") for 1 .. 3;
-        my $pid = doomed($path, 'str_lock_held', sub { $_[0]->push('never') });
+        my $pid = doomed_at($CLASS, $path, 'str_lock_held', sub { $_[0]->push('never') });
         if ($reaped) {
             my $st = reap($pid);
             is($st & 127, 9, 'the holder died of SIGKILL');
         }
         else {
-            ok(wait_for(sub { state_of($pid) eq 'Z' }, 10), 'the holder is a zombie');
+            ok(wait_for(sub { proc_state($pid) eq 'Z' }, 10), 'the holder is a zombie');
         }
         is(lock_word_owner($path), $pid, 'the lock word still names the dead holder');
         my $t0 = now();
@@ -80,8 +63,8 @@ subtest 'a holder stopped for seconds is not taken over; once killed, it is' => 
     my $path = "$dir/t" . $seq++ . '.shm';
     my $q = $CLASS->new($path, 16);
     $q->push('x');
-    my $holder = doomed($path, 'str_lock_stop', sub { $_[0]->push('held') });
-    ok(wait_for(sub { state_of($holder) eq 'T' }, 10), 'the holder stopped with the lock');
+    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push('held') });
+    ok(wait_for(sub { proc_state($holder) eq 'T' }, 10), 'the holder stopped with the lock');
     my $waiter = spawn(sub {
         my $w = $CLASS->new($path, 16);
         my $v = $w->pop_wait(30);
@@ -93,14 +76,14 @@ subtest 'a holder stopped for seconds is not taken over; once killed, it is' => 
     my ($waiting, $taken, $named) = (1, 0, 1);
     while (now() < $end) {
         Time::HiRes::sleep(0.25);
-        $waiting &&= state_of($waiter) =~ /^[SR]$/;
+        $waiting &&= proc_state($waiter) =~ /^[SR]$/;
         $taken   ||= $q->stats->{recoveries};
         $named   &&= lock_word_owner($path) == $holder;
     }
     ok($waiting, 'the waiter kept waiting for 3.5 s');
     is($taken, 0, 'no takeover of a stopped holder');
     ok($named, 'the lock word named the stopped holder throughout');
-    is(state_of($holder), 'T', 'the holder is still stopped');
+    is(proc_state($holder), 'T', 'the holder is still stopped');
     kill 'KILL', $holder;
     reap_ok($waiter, 'the waiter took over and popped');
     reap($holder);
@@ -118,8 +101,8 @@ for my $how (qw(pop_wait pop)) {
         my $path = "$dir/t" . $seq++ . '.shm';
         my $q = $CLASS->new($path, 16);
         $q->push('x');
-        my $holder = doomed($path, 'str_lock_stop', sub { $_[0]->push('held') });
-        ok(wait_for(sub { state_of($holder) eq 'T' }, 10), 'the holder stopped with the lock');
+        my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push('held') });
+        ok(wait_for(sub { proc_state($holder) eq 'T' }, 10), 'the holder stopped with the lock');
         my $waiter = spawn(sub {
             my $w = $CLASS->new($path, 16);
             my $n = 0;
@@ -165,8 +148,8 @@ subtest 'a stopped holder: lock_timeout, deadlines and signals' => sub {
     my $q = $CLASS->new($path, 16);
     $q->push('x');
     is($q->lock_timeout, undef, 'lock_timeout is undef (wait forever) by default');
-    my $holder = doomed($path, 'str_lock_stop', sub { $_[0]->push('held') });
-    ok(wait_for(sub { state_of($holder) eq 'T' }, 10), 'the holder stopped with the lock');
+    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push('held') });
+    ok(wait_for(sub { proc_state($holder) eq 'T' }, 10), 'the holder stopped with the lock');
 
     is($q->lock_timeout(0.2), 0.2, 'lock_timeout set');
     is($q->lock_timeout, 0.2, 'and read back');

@@ -23,23 +23,7 @@ my $CLASS = 'Data::Queue::Shared::Str';
 my $dir   = tmpdir();
 my $seq   = 0;
 
-sub state_of {
-    my ($pid) = @_;
-    open my $fh, '<', "/proc/$pid/stat" or return '';
-    my $s = <$fh>;
-    return $s =~ /\)\s+(\S)/ ? $1 : '';
-}
 
-# A child that opens $path with the kill point set and runs $code on it.
-sub doomed {
-    my ($path, $point, $code) = @_;
-    return spawn(sub {
-        local $ENV{DQS_TEST_KILL_POINT} = $point;
-        my $q = $CLASS->new($path, 16);
-        $code->($q);
-        die "kill point $point was not reached\n";
-    });
-}
 
 # Every call lock_timeout governs, with what it returns on a timeout.
 my @GOVERNED = (
@@ -58,8 +42,8 @@ subtest 'lock_timeout governs every call it names, here and in a forked child' =
     my $path = "$dir/t" . $seq++ . '.shm';
     my $q = $CLASS->new($path, 16);
     $q->push('x');
-    my $holder = doomed($path, 'str_lock_stop', sub { $_[0]->push('held') });
-    ok(wait_for(sub { state_of($holder) eq 'T' }, 10), 'a holder stopped with the lock');
+    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push('held') });
+    ok(wait_for(sub { proc_state($holder) eq 'T' }, 10), 'a holder stopped with the lock');
     $q->lock_timeout(0.1);
     for my $call (@GOVERNED) {
         my ($name, $code) = @$call;
@@ -175,7 +159,7 @@ for my $case (@BATCH) {
         my $q = $CLASS->new($path, 16, 4096);
         my @items = map { "item$_" x 20 } 1 .. 4;
         $q->push_multi(@items);
-        my $pid = doomed($path, $point, sub {
+        my $pid = doomed_at($CLASS, $path, $point, sub {
             my $c = shift;
             $op eq 'push_multi' ? $c->push_multi('n1', 'n2', 'n3')
           : $op eq 'pop_multi'  ? $c->pop_multi(2)

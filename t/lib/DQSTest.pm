@@ -28,7 +28,7 @@ our @EXPORT = qw(
     @INT_CLASSES HEADER_SIZE slot_size mmap_size_for
     tmpdir spawn track reap reap_ok kill_children
     watchdog now between_ok wait_for header_u32
-    asleep wait_asleep woken
+    asleep wait_asleep woken proc_state doomed_at
     NAN INF
 );
 
@@ -118,6 +118,28 @@ sub spawn {
     }
     $KIDS{$pid} = 1;
     return $pid;
+}
+
+# A child that opens a $class queue of 16 slots at $path with the kill
+# point $point set (DQS_TEST_KILL_POINT) and runs $code on it; the kill
+# point ends it. Returns the pid (not reaped).
+sub doomed_at {
+    my ($class, $path, $point, $code) = @_;
+    return spawn(sub {
+        local $ENV{DQS_TEST_KILL_POINT} = $point;
+        my $q = $class->new($path, 16);
+        $code->($q);
+        die "kill point $point was not reached\n";
+    });
+}
+
+# The state letter of process $pid from /proc/PID/stat (R, S, T, Z, ...),
+# or '' when it is gone.
+sub proc_state {
+    my ($pid) = @_;
+    open my $fh, '<', "/proc/$pid/stat" or return '';
+    my $s = <$fh>;
+    return $s =~ /\)\s+(\S)/ ? $1 : '';
 }
 
 # Count a child started some other way (a fork + exec) as ours: the
