@@ -64,8 +64,10 @@ run_cargo=${DQS_ASAN_CARGO:-1}
 # ---- the plain build ----------------------------------------------------
 # The C-interop test (t/61) links its own C programs against the plain
 # target/release staticlib, and t/60 runs the Rust examples built there:
-# built now, so that the cargo those tests run has nothing to do.
-cargo build --release --lib --examples --target-dir target
+# built now, so that the cargo those tests run has nothing to do. The plain
+# dqs too: make copies target/release/dqs into blib/script (EXE_FILES),
+# while the tests run the instrumented one (DQS_BIN below).
+cargo build --release --lib --bin dqs --examples --target-dir target
 
 # ---- the Rust core, instrumented ----------------------------------------
 rust_lib=target/release/libdata_queue_shared.a
