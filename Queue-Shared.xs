@@ -611,6 +611,7 @@ op_str_pop(pTHX_ int back, int peek, CV *cv, const char *kw, SV *targ)
 }
 
 #include "fastcall.h"
+#include "lease_xs.h"
 
 #ifdef HAVE_XS_PARSE_KEYWORD
 /*
@@ -743,11 +744,12 @@ BOOT:
 }
 
 void
-new(class_sv, path_sv, cap_sv, mode_sv = NULL)
+new(class_sv, path_sv, cap_sv, mode_sv = NULL, opts_sv = NULL)
     SV *class_sv
     SV *path_sv
     SV *cap_sv
     SV *mode_sv
+    SV *opts_sv
   ALIAS:
     Data::Queue::Shared::Int32::new = 1
     Data::Queue::Shared::Int16::new = 2
@@ -757,7 +759,13 @@ new(class_sv, path_sv, cap_sv, mode_sv = NULL)
     uint64_t cap;
     uint32_t mode = 0600;
     const char *path;
+    lease_opts_t lo;
   PPCODE:
+    if (!opts_sv && is_opts(aTHX_ mode_sv)) {
+        opts_sv = mode_sv;
+        mode_sv = NULL;
+    }
+    lo = lease_opts(aTHX_ opts_sv, ix, cv);
     cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
     if (mode_sv) {
         SvGETMAGIC(mode_sv);
@@ -773,18 +781,21 @@ new(class_sv, path_sv, cap_sv, mode_sv = NULL)
         }
     }
     path = str_arg(aTHX_ path_sv, ix, cv, "path");
+    dqs_set_create_leases(lo.max_leases, lo.lease_bytes);
     q = path ? dqs_open_path(path, class_variants[ix], cap, 0, mode, &err)
              : dqs_open_anon(class_variants[ix], cap, 0, &err);
+    dqs_set_create_leases(-1, -1);
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
     XSRETURN(1);
 
 void
-new_memfd(class_sv, name_sv, cap_sv)
+new_memfd(class_sv, name_sv, cap_sv, opts_sv = NULL)
     SV *class_sv
     SV *name_sv
     SV *cap_sv
+    SV *opts_sv
   ALIAS:
     Data::Queue::Shared::Int32::new_memfd = 1
     Data::Queue::Shared::Int16::new_memfd = 2
@@ -793,11 +804,15 @@ new_memfd(class_sv, name_sv, cap_sv)
     DqsQueue *q;
     uint64_t cap;
     const char *name;
+    lease_opts_t lo;
   PPCODE:
+    lo = lease_opts(aTHX_ opts_sv, ix, cv);
     cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
     if (!(name = str_arg(aTHX_ name_sv, ix, cv, "name")))
         name = "data-queue-shared";
+    dqs_set_create_leases(lo.max_leases, lo.lease_bytes);
     q = dqs_open_memfd(name, class_variants[ix], cap, 0, &err);
+    dqs_set_create_leases(-1, -1);
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
@@ -1386,15 +1401,128 @@ CLONE_SKIP(...)
     PERL_UNUSED_VAR(items);
     XSRETURN_IV(1);
 
+# ---- Leases (lease_xs.h, src/lease/): pop_lease for the integer classes;
+# ack, release, lease_stats and leases for all four.
+
+void
+pop_lease(self, lease_timeout = NULL)
+    SV *self
+    SV *lease_timeout
+  ALIAS:
+    Data::Queue::Shared::Int32::pop_lease = 1
+    Data::Queue::Shared::Int16::pop_lease = 2
+  PREINIT:
+    DqsError err;
+    double lt;
+    int64_t v;
+    uint64_t lease;
+    int rc;
+  PPCODE:
+    lt = lease_timeout_arg(aTHX_ lease_timeout, ix, cv);
+    rc = dqs_int_pop_lease(dqs_self(aTHX_ self, ix, cv), lt, &v, &lease, &err);
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ ix, cv, &err);
+    if (rc != DQS_DONE)
+        XSRETURN_EMPTY;
+    EXTEND(SP, 2);
+    mPUSHi((IV)v);
+    mPUSHu((UV)lease);
+    XSRETURN(2);
+
+void
+pop_lease_wait(self, timeout = NULL, lease_timeout = NULL)
+    SV *self
+    SV *timeout
+    SV *lease_timeout
+  ALIAS:
+    Data::Queue::Shared::Int32::pop_lease_wait = 1
+    Data::Queue::Shared::Int16::pop_lease_wait = 2
+  PREINIT:
+    DqsError err;
+    DqsDeadline dl;
+    double lt;
+    int64_t v;
+    uint64_t lease;
+    int rc;
+  PPCODE:
+    dl = deadline_arg(aTHX_ timeout, ix, cv);
+    lt = lease_timeout_arg(aTHX_ lease_timeout, ix, cv);
+    for (;;) {
+        rc = dqs_int_pop_lease_wait(dqs_self(aTHX_ self, ix, cv), &dl, lt, &v, &lease, &err);
+        if (rc != DQS_INTERRUPTED)
+            break;
+        PERL_ASYNC_CHECK();
+    }
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ ix, cv, &err);
+    if (rc != DQS_DONE)
+        XSRETURN_EMPTY;
+    EXTEND(SP, 2);
+    mPUSHi((IV)v);
+    mPUSHu((UV)lease);
+    XSRETURN(2);
+
+void
+ack(self, lease)
+    SV *self
+    SV *lease
+  ALIAS:
+    Data::Queue::Shared::Int32::ack = 1
+    Data::Queue::Shared::Int16::ack = 2
+    Data::Queue::Shared::Str::ack = 3
+    Data::Queue::Shared::Int::release = 4
+    Data::Queue::Shared::Int32::release = 5
+    Data::Queue::Shared::Int16::release = 6
+    Data::Queue::Shared::Str::release = 7
+    Data::Queue::Shared::Int::nack = 8
+    Data::Queue::Shared::Int32::nack = 9
+    Data::Queue::Shared::Int16::nack = 10
+    Data::Queue::Shared::Str::nack = 11
+  PREINIT:
+    DqsError err;
+    uint64_t id;
+    int rc;
+  PPCODE:
+    id = lease_arg(aTHX_ lease, ix % 4, cv);
+    rc = dqs_end_lease(dqs_self(aTHX_ self, ix % 4, cv), id, ix >= 4, &err);
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ ix % 4, cv, &err);
+    ST(0) = boolSV(rc == DQS_DONE);
+    XSRETURN(1);
+
+void
+lease_stats(self)
+    SV *self
+  ALIAS:
+    Data::Queue::Shared::Int32::lease_stats = 1
+    Data::Queue::Shared::Int16::lease_stats = 2
+    Data::Queue::Shared::Str::lease_stats = 3
+  PPCODE:
+    ST(0) = lease_stats_hv(aTHX_ dqs_self(aTHX_ self, ix, cv));
+    XSRETURN(1);
+
+void
+leases(self)
+    SV *self
+  ALIAS:
+    Data::Queue::Shared::Int32::leases = 1
+    Data::Queue::Shared::Int16::leases = 2
+    Data::Queue::Shared::Str::leases = 3
+  PPCODE:
+    SP = push_leases(aTHX_ SP, dqs_self(aTHX_ self, ix, cv));
+    PUTBACK;
+    return;
+
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared::Str
 
 void
-new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL)
+new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL, opts_sv = NULL)
     SV *class_sv
     SV *path_sv
     SV *cap_sv
     SV *arena_sv
     SV *mode_sv
+    SV *opts_sv
   PREINIT:
     const int ix = CLASS_STR;
     DqsError err;
@@ -1402,7 +1530,17 @@ new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL)
     uint64_t cap, arena = 0;
     uint32_t mode = 0600;
     const char *path;
+    lease_opts_t lo;
   PPCODE:
+    if (!opts_sv && is_opts(aTHX_ mode_sv)) {
+        opts_sv = mode_sv;
+        mode_sv = NULL;
+    }
+    else if (!opts_sv && !mode_sv && is_opts(aTHX_ arena_sv)) {
+        opts_sv = arena_sv;
+        arena_sv = NULL;
+    }
+    lo = lease_opts(aTHX_ opts_sv, ix, cv);
     cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
     arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size", 1);
     if (mode_sv) {
@@ -1419,31 +1557,42 @@ new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL)
         }
     }
     path = str_arg(aTHX_ path_sv, ix, cv, "path");
+    dqs_set_create_leases(lo.max_leases, lo.lease_bytes);
     q = path ? dqs_open_path(path, DQS_STR, cap, arena, mode, &err)
              : dqs_open_anon(DQS_STR, cap, arena, &err);
+    dqs_set_create_leases(-1, -1);
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
     XSRETURN(1);
 
 void
-new_memfd(class_sv, name_sv, cap_sv, arena_sv = NULL)
+new_memfd(class_sv, name_sv, cap_sv, arena_sv = NULL, opts_sv = NULL)
     SV *class_sv
     SV *name_sv
     SV *cap_sv
     SV *arena_sv
+    SV *opts_sv
   PREINIT:
     const int ix = CLASS_STR;
     DqsError err;
     DqsQueue *q;
     uint64_t cap, arena = 0;
     const char *name;
+    lease_opts_t lo;
   PPCODE:
+    if (!opts_sv && is_opts(aTHX_ arena_sv)) {
+        opts_sv = arena_sv;
+        arena_sv = NULL;
+    }
+    lo = lease_opts(aTHX_ opts_sv, ix, cv);
     cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
     arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size", 1);
     if (!(name = str_arg(aTHX_ name_sv, ix, cv, "name")))
         name = "data-queue-shared";
+    dqs_set_create_leases(lo.max_leases, lo.lease_bytes);
     q = dqs_open_memfd(name, DQS_STR, cap, arena, &err);
+    dqs_set_create_leases(-1, -1);
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
@@ -1788,6 +1937,48 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
     }
     PUTBACK;
     return;
+
+# ---- Leases (lease_xs.h, src/lease/): pop_lease for Str.
+
+void
+pop_lease(self, ...)
+    SV *self
+  ALIAS:
+    Data::Queue::Shared::Str::pop_lease_wait = 1
+  PREINIT:
+    const int cls = CLASS_STR;
+    DqsError err;
+    DqsDeadline dl;
+    DqsStrItem it;
+    double lt;
+    uint64_t lease;
+    int rc;
+  PPCODE:
+    if (items > 2 + ix)
+        croak("%s->%s: too many arguments", CLASS(cls), METHOD);
+    if (ix == 0) {
+        lt = lease_timeout_arg(aTHX_ items > 1 ? ST(1) : NULL, cls, cv);
+        rc = dqs_str_pop_lease(dqs_self(aTHX_ self, cls, cv), lt, &it, &lease, &err);
+    }
+    else {
+        /* pop_lease_wait($timeout, $lease_timeout) */
+        dl = deadline_arg(aTHX_ items > 1 ? ST(1) : NULL, cls, cv);
+        lt = lease_timeout_arg(aTHX_ items > 2 ? ST(2) : NULL, cls, cv);
+        for (;;) {
+            rc = dqs_str_pop_lease_wait(dqs_self(aTHX_ self, cls, cv), &dl, lt, &it, &lease, &err);
+            if (rc != DQS_INTERRUPTED)
+                break;
+            PERL_ASYNC_CHECK();
+        }
+    }
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ cls, cv, &err);
+    if (rc != DQS_DONE)
+        XSRETURN_EMPTY;
+    EXTEND(SP, 2);
+    PUSHs(str_sv(aTHX_ sv_newmortal(), &it));
+    mPUSHu((UV)lease);
+    XSRETURN(2);
 
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared
 

@@ -174,7 +174,7 @@ fn set_error(err: *mut DqsError, e: &Error) {
     err.msg[n] = 0;
 }
 
-enum Kind {
+pub(crate) enum Kind {
     I64(IntQueue<i64>),
     I32(IntQueue<i32>),
     I16(IntQueue<i16>),
@@ -198,8 +198,8 @@ pub struct DqsStrItem {
 /// turns them into its own strings. Owned by the handle, reused by every
 /// call, valid until the next Str call on the same handle.
 #[derive(Default)]
-struct Scratch {
-    bytes: Vec<u8>,
+pub(crate) struct Scratch {
+    pub(crate) bytes: Vec<u8>,
     ranges: Vec<(usize, usize, bool)>,
     items: Vec<DqsStrItem>,
     /// Why the last failed pop, peek or batch on this handle failed (an
@@ -213,7 +213,7 @@ struct Scratch {
 const SCRATCH_KEEP: usize = 1 << 20;
 
 impl Scratch {
-    fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.bytes.clear();
         self.ranges.clear();
         self.items.clear();
@@ -229,8 +229,8 @@ impl Scratch {
 
 /// An open queue handle (opaque).
 pub struct DqsQueue {
-    kind: Kind,
-    scratch: UnsafeCell<Scratch>,
+    pub(crate) kind: Kind,
+    pub(crate) scratch: UnsafeCell<Scratch>,
     /// This process's eventfd for event loops (never in shared memory).
     notifier: Notifier,
 }
@@ -786,7 +786,7 @@ fn pop_widened<T: Element>(iq: &IntQueue<T>, out: &mut [i64]) -> usize {
 }
 
 /// The Str queue of a handle, or `None` for integer handles.
-fn str_queue(q: &DqsQueue) -> Option<&StrQueue> {
+pub(crate) fn str_queue(q: &DqsQueue) -> Option<&StrQueue> {
     match &q.kind {
         Kind::Str(sq) => Some(sq),
         _ => None,
@@ -928,7 +928,7 @@ pub unsafe extern "C" fn dqs_str_push_multi(
     }
 }
 
-fn one_item(sc: &mut Scratch, utf8: bool, out: *mut DqsStrItem) {
+pub(crate) fn one_item(sc: &mut Scratch, utf8: bool, out: *mut DqsStrItem) {
     let item = DqsStrItem {
         ptr: sc.bytes.as_ptr(),
         len: sc.bytes.len(),

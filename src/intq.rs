@@ -197,12 +197,12 @@ impl<T: Element> IntQueue<T> {
     }
 
     #[inline(always)]
-    fn ring(&self) -> Ring<'_, T> {
+    pub(crate) fn ring(&self) -> Ring<'_, T> {
         Self::ring_of(&self.region).with_hook(self.hook)
     }
 
     #[inline(always)]
-    fn consumers(&self) -> Side<'_> {
+    pub(crate) fn consumers(&self) -> Side<'_> {
         let h = self.region.header();
         Side {
             waiters: &h.pop_waiters,
@@ -211,7 +211,7 @@ impl<T: Element> IntQueue<T> {
     }
 
     #[inline(always)]
-    fn producers(&self) -> Side<'_> {
+    pub(crate) fn producers(&self) -> Side<'_> {
         let h = self.region.header();
         Side {
             waiters: &h.push_waiters,
@@ -260,6 +260,12 @@ impl<T: Element> IntQueue<T> {
     /// See [`IntQueue::push`].
     #[inline]
     pub fn pop(&self) -> Option<T> {
+        // HOOK(lease): items back from leases come first (one load).
+        if self.returned_count() != 0 {
+            if let Some(v) = self.pop_returned() {
+                return Some(v);
+            }
+        }
         match self.ring().try_pop() {
             Ok(v) => {
                 self.producers().wake(1);
@@ -318,7 +324,15 @@ impl<T: Element> IntQueue<T> {
     /// `pop_wait`.
     pub fn pop_wait(&self, deadline: &Deadline) -> Waited<T> {
         let ring = self.ring();
-        let r = block_on(self.consumers(), deadline, || ring.try_pop());
+        let r = block_on(self.consumers(), deadline, || {
+            // HOOK(lease): as in `pop`, and in the re-check before a sleep.
+            if self.returned_count() != 0 {
+                if let Some(v) = self.pop_returned() {
+                    return Ok(v);
+                }
+            }
+            ring.try_pop()
+        });
         match r {
             Waited::Done(_) => self.producers().wake(1),
             Waited::TimedOut => {
@@ -440,7 +454,16 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::push_multi`] and [`IntQueue::push_slice`].
     pub fn pop_multi(&self, out: &mut [T]) -> usize {
-        let n = self.pop_run(out);
+        // HOOK(lease): items back from leases come first.
+        let mut k = 0;
+        while k < out.len() && self.returned_count() != 0 {
+            match self.pop_returned() {
+                Some(v) => out[k] = v,
+                None => break,
+            }
+            k += 1;
+        }
+        let n = k + self.pop_run(&mut out[k..]);
         if n == 0 && !out.is_empty() {
             self.region
                 .header()
@@ -471,6 +494,11 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::clear`].
     pub fn peek(&self) -> Option<T> {
+        if self.returned_count() != 0 {
+            if let Some(v) = self.peek_returned() {
+                return Some(v);
+            }
+        }
         self.ring().peek()
     }
 
@@ -480,7 +508,7 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::clear`].
     pub fn len(&self) -> u64 {
-        self.ring().len()
+        self.ring().len() + self.returned_count()
     }
 
     /// Whether the queue is empty (a snapshot).
@@ -576,7 +604,7 @@ impl<T: Element> IntQueue<T> {
         // pushes nor pops.
         let skipped = h.int_skipped().load(Ordering::Relaxed);
         Stats {
-            size: ring.len(),
+            size: ring.len() + self.returned_count(),
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
             push_ok: ring.pushed().wrapping_sub(skipped),

@@ -27,7 +27,7 @@ use crate::sync::{AtomicU32, AtomicU64};
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// Size of the header; slots start here.
 pub const HEADER_SIZE: usize = 320;
 /// Smallest capacity; requests below are raised to it.
@@ -198,8 +198,17 @@ pub struct Header {
     /// one's aligned length minus its aligned compressed length). Under
     /// the lock, as `compressed`.
     pub compressed_saved: AtomicU64,
+    /// Leased items waiting to be served again (format 6): the one word
+    /// every Int pop reads for leases (see the `lease` module). Str: 0.
+    pub lease_returned: AtomicU64,
+    /// Lease records in the lease table (format 6; 0: no leases).
+    pub max_leases: u64,
+    /// Byte offset of the lease table (format 6).
+    pub lease_off: u64,
+    /// Str: bytes of the lease data area after the table (format 6).
+    pub lease_bytes: u64,
     /// Zero; reserved.
-    pub reserved: [u64; 6],
+    pub reserved: [u64; 2],
 }
 
 impl Header {
@@ -335,6 +344,10 @@ const _: () = {
     assert!(std::mem::offset_of!(Header, lock_owner) == 248);
     assert!(std::mem::offset_of!(Header, compressed) == 256);
     assert!(std::mem::offset_of!(Header, compressed_saved) == 264);
+    assert!(std::mem::offset_of!(Header, lease_returned) == 272);
+    assert!(std::mem::offset_of!(Header, max_leases) == 280);
+    assert!(std::mem::offset_of!(Header, lease_off) == 288);
+    assert!(std::mem::offset_of!(Header, lease_bytes) == 296);
 };
 
 /// Geometry of a queue, computed with checked arithmetic from the request
@@ -349,14 +362,48 @@ pub struct Geometry {
     pub arena_cap: u64,
     /// Offset of the arena (0 for the Int family).
     pub arena_off: u64,
-    /// Header + slots + arena.
+    /// Header + slots + arena + lease table (+ Str lease data).
     pub total_size: u64,
+    /// Lease records (0: none).
+    pub max_leases: u64,
+    /// Offset of the lease table (64-byte aligned, after the arena).
+    pub lease_off: u64,
+    /// Str: lease data bytes after the table (0 for the Int family).
+    pub lease_bytes: u64,
 }
 
 impl Geometry {
     /// Geometry for `capacity` slots (and, for Str, `arena_cap` bytes), both
-    /// already normalised and in range. `None` on overflow.
+    /// already normalised and in range, with the default lease table
+    /// ([`DEFAULT_MAX_LEASES`] records). `None` on overflow.
     pub const fn compute(variant: Variant, capacity: u64, arena_cap: u64) -> Option<Geometry> {
+        let lb = default_lease_bytes(variant, capacity, arena_cap, DEFAULT_MAX_LEASES);
+        Self::compute_with(variant, capacity, arena_cap, DEFAULT_MAX_LEASES, lb)
+    }
+
+    /// [`Geometry::compute`] with `max_leases` lease records (at most
+    /// [`MAX_LEASES`]) and, for Str, `lease_bytes` of lease data (0 for
+    /// the Int family). `None` on overflow or out-of-range lease sizes.
+    pub const fn compute_with(
+        variant: Variant,
+        capacity: u64,
+        arena_cap: u64,
+        max_leases: u64,
+        lease_bytes: u64,
+    ) -> Option<Geometry> {
+        if max_leases > MAX_LEASES || lease_bytes > MAX_ARENA {
+            return None;
+        }
+        let lease_bytes = match variant {
+            Variant::Str if max_leases > 0 => lease_bytes,
+            Variant::Str => 0,
+            _ => {
+                if lease_bytes != 0 {
+                    return None;
+                }
+                0
+            }
+        };
         let slots = match capacity.checked_mul(variant.slot_size()) {
             Some(s) => s,
             None => return None,
@@ -369,9 +416,24 @@ impl Geometry {
             Variant::Str => (slots_end, arena_cap),
             _ => (0, 0),
         };
-        let total_size = match slots_end.checked_add(arena_cap) {
+        let body_end = match slots_end.checked_add(arena_cap) {
             Some(s) => s,
             None => return None,
+        };
+        // The lease table starts on a cache line: records are 64 bytes.
+        let lease_off = match body_end.checked_add(63) {
+            Some(s) => s & !63,
+            None => return None,
+        };
+        let total_size = if max_leases == 0 {
+            body_end
+        } else {
+            // max_leases <= 2^16 and lease_bytes <= 2^32: no overflow.
+            let t = (max_leases + 1) * LEASE_REC_SIZE + lease_bytes;
+            match lease_off.checked_add(t) {
+                Some(s) => s,
+                None => return None,
+            }
         };
         Some(Geometry {
             variant,
@@ -379,8 +441,51 @@ impl Geometry {
             arena_cap,
             arena_off,
             total_size,
+            max_leases,
+            lease_off: if max_leases == 0 { 0 } else { lease_off },
+            lease_bytes,
         })
     }
+}
+
+/// Lease records a queue gets when its creator asks for no number.
+pub const DEFAULT_MAX_LEASES: u64 = 64;
+/// Most lease records a queue may have.
+pub const MAX_LEASES: u64 = 1 << 16;
+/// Bytes per lease record, and of the table head before them.
+pub const LEASE_REC_SIZE: u64 = 64;
+
+/// The Str lease data area a creator gets when it asks for no size: room
+/// for `max_leases` items of the queue's average slot share of the arena
+/// (at least 256 bytes each), at least 4096 bytes, at most the arena
+/// (whichever is larger), rounded up to 8. 0 for the Int family or with
+/// no leases.
+pub const fn default_lease_bytes(
+    variant: Variant,
+    capacity: u64,
+    arena_cap: u64,
+    max_leases: u64,
+) -> u64 {
+    if !matches!(variant, Variant::Str) || max_leases == 0 || capacity == 0 {
+        return 0;
+    }
+    let mut per = arena_cap / capacity;
+    if per < 256 {
+        per = 256;
+    }
+    let mut b = per.saturating_mul(max_leases);
+    let cap = if arena_cap > MIN_ARENA {
+        arena_cap
+    } else {
+        MIN_ARENA
+    };
+    if b > cap {
+        b = cap;
+    }
+    if b < MIN_ARENA {
+        b = MIN_ARENA;
+    }
+    (b + 7) & !7
 }
 
 /// Round a requested capacity up to a power of two, at least
@@ -416,10 +521,14 @@ mod tests {
 
     #[test]
     fn geometry_of_int_family_is_header_plus_slots() {
-        let g = Geometry::compute(Variant::Int64, 1024, 0).unwrap();
+        let g = Geometry::compute_with(Variant::Int64, 1024, 0, 0, 0).unwrap();
         assert_eq!(g.total_size, 320 + 1024 * 16);
-        let g = Geometry::compute(Variant::Int16, 8, 0).unwrap();
+        let g = Geometry::compute_with(Variant::Int16, 8, 0, 0, 0).unwrap();
         assert_eq!(g.total_size, 320 + 8 * 8);
+        // The default lease table: a 64-byte head and 64 records.
+        let g = Geometry::compute(Variant::Int16, 8, 0).unwrap();
+        assert_eq!(g.lease_off, 384);
+        assert_eq!(g.total_size, 384 + 65 * 64);
         assert_eq!(g.arena_off, 0);
     }
 

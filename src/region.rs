@@ -68,7 +68,10 @@ impl Request {
         } else {
             0
         };
-        Geometry::compute(self.variant, cap, arena).ok_or_else(|| {
+        // HOOK(lease): the lease table's size comes from this thread's
+        // create options (see `lease::CreateOptions`).
+        let (leases, lease_bytes) = crate::lease::create_sizes(self.variant, cap, arena)?;
+        Geometry::compute_with(self.variant, cap, arena, leases, lease_bytes).ok_or_else(|| {
             Error::InvalidArgument(format!("capacity {cap} with arena {arena} is too large"))
         })
     }
@@ -285,9 +288,18 @@ pub fn validate_header(
     if !arena_ok {
         return Err(bad("bad arena size"));
     }
-    let geo =
-        Geometry::compute(variant, capacity, arena_cap).ok_or_else(|| bad("size overflow"))?;
-    if u64_at(bytes, 40) != geo.arena_off || u64_at(bytes, 56) != geo.total_size {
+    let geo = Geometry::compute_with(
+        variant,
+        capacity,
+        arena_cap,
+        u64_at(bytes, 280),
+        u64_at(bytes, 296),
+    )
+    .ok_or_else(|| bad("size overflow or bad lease table size"))?;
+    if u64_at(bytes, 40) != geo.arena_off
+        || u64_at(bytes, 56) != geo.total_size
+        || u64_at(bytes, 288) != geo.lease_off
+    {
         return Err(bad("bad offsets"));
     }
     if backing_size < geo.total_size {
@@ -440,6 +452,9 @@ impl Region {
             (*h).arena_off = g.arena_off;
             (*h).arena_cap = g.arena_cap;
             (*h).total_size = g.total_size;
+            (*h).max_leases = g.max_leases;
+            (*h).lease_off = g.lease_off;
+            (*h).lease_bytes = g.lease_bytes;
         }
         init_body(self);
         if self.backing == Backing::File {

@@ -1332,6 +1332,10 @@ impl<'a, T: Element> Ring<'a, T> {
     }
 }
 
+// HOOK(lease): the noted take of `pop_lease` (src/lease/ring_take.rs).
+#[path = "lease/ring_take.rs"]
+mod lease_take;
+
 /// Heap-allocated slots for tests and loom models.
 #[cfg(test)]
 pub(crate) fn heap_slots<T: Element>(n: usize) -> Vec<T::Slot>

@@ -1213,6 +1213,8 @@ impl StrQueue {
         }
         if got.recovered {
             h.str_recoveries().fetch_add(1, Ordering::Relaxed);
+            // HOOK(lease): settle a dead holder's lease records first.
+            self.lease_recover();
         }
         Ok(guard)
     }
@@ -2427,6 +2429,10 @@ impl StrQueue {
         compress::content_size(frame).unwrap_or(stored)
     }
 }
+
+// HOOK(lease): the Str lease methods (src/lease/strq_ops.rs).
+#[path = "lease/strq_ops.rs"]
+mod lease_ops;
 
 #[cfg(all(test, not(loom)))]
 mod tests {

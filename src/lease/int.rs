@@ -1,0 +1,377 @@
+//! Leases on the integer queues (see the module docs of `lease`): every
+//! table write holds the table's robust lock; a takeover repairs first.
+
+use super::{
+    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Table, FREE, HELD, RETURNED,
+    SCAN_NS, TAKING,
+};
+use crate::futex::Deadline;
+use crate::intq::IntQueue;
+use crate::lock::LockGuard;
+use crate::ring::Element;
+use crate::sync::Ordering;
+use crate::wait::{block_on, Waited};
+
+type LResult<T> = std::result::Result<T, LeaseError>;
+
+/// Longest sleep of a `pop_lease_wait` while leases are open: it wakes to
+/// look for dead holders at least this often.
+const LOOK_EVERY_SECS: f64 = 0.05;
+
+/// What one `pop_lease` attempt found.
+enum Got<T> {
+    Item(T, u64),
+    Empty,
+}
+
+impl<T: Element> IntQueue<T> {
+    fn lease_table(&self) -> LResult<Table<'_>> {
+        Table::of(self.region()).ok_or(LeaseError::NoLeases)
+    }
+
+    /// Take the table lock (forever: it is held for a few microseconds by
+    /// a live holder), repairing the table after a dead holder.
+    fn lease_lock<'a>(&self, t: &Table<'a>) -> LockGuard<'a> {
+        let (g, got) = LockGuard::acquire_robust(
+            &t.head.lock,
+            &t.head.lock_owner,
+            || Deadline::FOREVER,
+            false,
+        )
+        .unwrap_or_else(|_| unreachable!("a wait without deadline or signals ends with the lock"));
+        if got.recovered {
+            self.lease_recover(t);
+        }
+        g
+    }
+
+    /// After a takeover: settle the dead holder's `TAKING` record (see the
+    /// `lease` docs) and recount the returned items.
+    #[cold]
+    fn lease_recover(&self, t: &Table<'_>) {
+        let ring = self.ring();
+        for i in 0..t.recs.len() {
+            let (gen, st) = t.state(i);
+            if st == TAKING {
+                let pos = t.recs[i].meta.load(Ordering::Relaxed);
+                if ring.holds(pos) {
+                    t.set(i, gen, FREE);
+                } else {
+                    // Taken: held by the dead process, returned by the
+                    // look that follows.
+                    t.set(i, gen, HELD);
+                }
+            }
+        }
+        self.recount(t);
+        self.region()
+            .header()
+            .recoveries
+            .fetch_add(1, Ordering::Relaxed);
+        t.head.last_scan.store(0, Ordering::Relaxed);
+    }
+
+    /// Store the true number of returned records in the header word.
+    fn recount(&self, t: &Table<'_>) {
+        let n = (0..t.recs.len())
+            .filter(|&i| t.state(i).1 == RETURNED)
+            .count() as u64;
+        t.hdr.lease_returned.store(n, Ordering::SeqCst);
+    }
+
+    /// Return the leases whose holder died or whose deadline passed, if it
+    /// is time to look (always with `force`). How many came back.
+    fn lease_look(&self, t: &Table<'_>, now: u64, gap: u64) -> u64 {
+        if !t.due(now, gap) {
+            return 0;
+        }
+        let back = t.to_return(now);
+        for &(i, dead) in &back {
+            let (gen, _) = t.state(i);
+            t.set(i, gen, RETURNED);
+            t.count_return(dead);
+            kill_point("lease_int_returned");
+            t.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
+        }
+        back.len() as u64
+    }
+
+    /// One `pop_lease`: returned items first (oldest pop first), then the
+    /// ring. Wakes consumers for items it returned.
+    fn pop_lease_once(&self, timeout: Option<f64>) -> LResult<Got<T>> {
+        let t = self.lease_table()?;
+        let g = self.lease_lock(&t);
+        let now = now_ns();
+        let mut woke = self.lease_look(&t, now, SCAN_NS);
+        let mut forced = false;
+        let r = loop {
+            if t.hdr.lease_returned.load(Ordering::SeqCst) != 0 {
+                if let Some(&i) = t.in_state_by_seq(RETURNED).first() {
+                    // Lease it again, keeping its pop order.
+                    let gen = t.begin(i, now, timeout, false);
+                    let v = t.recs[i].value.load(Ordering::Relaxed);
+                    t.set(i, gen, HELD);
+                    t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
+                    break Ok(Got::Item(T::from_i64(v as i64), lease_id(gen, i)));
+                }
+                self.recount(&t);
+            }
+            let Some(i) = t.free_record() else {
+                break Err(LeaseError::Full(t.recs.len() as u64));
+            };
+            let gen = t.begin(i, now, timeout, true);
+            let old = t.state(i).0;
+            let rec = &t.recs[i];
+            let taken = self.ring().try_pop_noted(|note| match note {
+                Some((pos, v)) => {
+                    rec.value.store(v.to_i64() as u64, Ordering::Relaxed);
+                    rec.meta.store(pos, Ordering::Relaxed);
+                    t.set(i, gen, TAKING);
+                    kill_point("lease_int_intent");
+                }
+                None => t.set(i, old, FREE),
+            });
+            match taken {
+                Ok(v) => {
+                    kill_point("lease_int_taken");
+                    rec.value.store(v.to_i64() as u64, Ordering::Relaxed);
+                    t.set(i, gen, HELD);
+                    self.producers().wake(1);
+                    break Ok(Got::Item(v, lease_id(gen, i)));
+                }
+                Err(_) if !forced => {
+                    // Empty: a dead holder's items may be what is left.
+                    forced = true;
+                    let n = self.lease_look(&t, now, SCAN_NS / 20);
+                    woke += n;
+                    if n == 0 {
+                        break Ok(Got::Empty);
+                    }
+                }
+                Err(_) => break Ok(Got::Empty),
+            }
+        };
+        drop(g);
+        if woke > 0 {
+            self.consumers().wake(woke.min(u32::MAX as u64) as u32);
+        }
+        r
+    }
+
+    /// Pop the oldest item with a lease: the item leaves the queue for
+    /// every other consumer but stays held for this process until
+    /// [`IntQueue::ack`] (gone) or [`IntQueue::release`] (back to the
+    /// front). If this process dies first, or `timeout` seconds pass, the
+    /// next operation that looks returns it to the front. `Ok(None)` when
+    /// the queue is empty.
+    ///
+    /// # Errors
+    /// [`LeaseError::NoLeases`] for a queue created without a lease table,
+    /// [`LeaseError::Full`] when every lease record is taken (plain pops
+    /// still work).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::IntQueue;
+    /// let q = IntQueue::<i64>::anonymous(8)?;
+    /// q.push(1);
+    /// q.push(2);
+    /// let (v, lease) = q.pop_lease(None)?.unwrap();
+    /// assert_eq!(v, 1);
+    /// assert!(q.release(lease)?); // back to the front
+    /// let (v, lease) = q.pop_lease(None)?.unwrap();
+    /// assert_eq!(v, 1);
+    /// assert!(q.ack(lease)?); // done with it
+    /// assert!(!q.ack(lease)?); // a lease ends once
+    /// assert_eq!(q.pop(), Some(2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pop_lease(&self, timeout: Option<f64>) -> LResult<Option<(T, u64)>> {
+        match self.pop_lease_once(timeout)? {
+            Got::Item(v, l) => Ok(Some((v, l))),
+            Got::Empty => {
+                self.region()
+                    .header()
+                    .pop_empty
+                    .fetch_add(1, Ordering::Relaxed);
+                Ok(None)
+            }
+        }
+    }
+
+    /// [`IntQueue::pop_lease`], sleeping while the queue is empty, until
+    /// `deadline`. While leases are open it wakes every 50 ms to look for
+    /// dead holders. `Interrupted`: call again with the same deadline.
+    ///
+    /// # Errors
+    /// As [`IntQueue::pop_lease`].
+    pub fn pop_lease_wait(
+        &self,
+        deadline: &Deadline,
+        timeout: Option<f64>,
+    ) -> LResult<Waited<(T, u64)>> {
+        let t = self.lease_table()?;
+        loop {
+            let slice = if t.stats().open > 0 {
+                Deadline::after_secs(LOOK_EVERY_SECS).earliest(*deadline)
+            } else {
+                *deadline
+            };
+            let w = block_on(self.consumers(), &slice, || {
+                match self.pop_lease_once(timeout) {
+                    Ok(Got::Item(v, l)) => Ok(Ok((v, l))),
+                    Ok(Got::Empty) => Err(crate::ring::Miss::Settled),
+                    Err(e) => Ok(Err(e)),
+                }
+            });
+            match w {
+                Waited::Done(Ok(x)) => return Ok(Waited::Done(x)),
+                Waited::Done(Err(e)) => return Err(e),
+                Waited::Interrupted => return Ok(Waited::Interrupted),
+                Waited::TimedOut if deadline.expired() => {
+                    self.region()
+                        .header()
+                        .pop_empty
+                        .fetch_add(1, Ordering::Relaxed);
+                    return Ok(Waited::TimedOut);
+                }
+                Waited::TimedOut => {}
+            }
+        }
+    }
+
+    /// End lease `lease`: the item is gone for good. `Ok(false)` when the
+    /// lease had already ended: acked or released before, or returned to
+    /// the queue because its holder was taken for dead or its deadline
+    /// passed (then the item may be served again; an ack after the
+    /// deadline always returns false and returns the item).
+    ///
+    /// # Errors
+    /// [`LeaseError::BadLease`] for an id no lease of this queue ever
+    /// had, [`LeaseError::NotHolder`] when another process holds it.
+    pub fn ack(&self, lease: u64) -> LResult<bool> {
+        self.end_lease(lease, false)
+    }
+
+    /// End lease `lease` by putting its item back at the front of the
+    /// queue (served before every other item). `Ok(false)` as for
+    /// [`IntQueue::ack`].
+    ///
+    /// # Errors
+    /// As [`IntQueue::ack`].
+    pub fn release(&self, lease: u64) -> LResult<bool> {
+        self.end_lease(lease, true)
+    }
+
+    fn end_lease(&self, lease: u64, back: bool) -> LResult<bool> {
+        let t = self.lease_table()?;
+        let g = self.lease_lock(&t);
+        let now = now_ns();
+        let mut woke = self.lease_look(&t, now, SCAN_NS);
+        let r = match t.held_by_me(lease) {
+            Ok(Some((i, gen))) => {
+                let late = t.expired(i, now);
+                if back || late {
+                    t.set(i, gen, RETURNED);
+                    t.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
+                    woke += 1;
+                    if late {
+                        t.count_return(false);
+                    } else {
+                        Table::count(&t.head.released, 1);
+                    }
+                } else {
+                    kill_point("lease_int_ack");
+                    t.set(i, gen, FREE);
+                    Table::count(&t.head.acked, 1);
+                }
+                Ok(!late)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => Err(e),
+        };
+        drop(g);
+        if woke > 0 {
+            self.consumers().wake(woke.min(u32::MAX as u64) as u32);
+        }
+        r
+    }
+
+    /// Counters and gauges of the leases (all zero without a table). Looks
+    /// for dead holders first, as every lease operation does.
+    pub fn lease_stats(&self) -> LeaseStats {
+        let Ok(t) = self.lease_table() else {
+            return LeaseStats::default();
+        };
+        self.lease_look_now(&t);
+        t.stats()
+    }
+
+    /// The leases open or waiting, oldest pop first (after a look for
+    /// dead holders).
+    pub fn leases(&self) -> Vec<LeaseInfo> {
+        let Ok(t) = self.lease_table() else {
+            return Vec::new();
+        };
+        self.lease_look_now(&t);
+        t.list(false)
+    }
+
+    fn lease_look_now(&self, t: &Table<'_>) {
+        let g = self.lease_lock(t);
+        let n = self.lease_look(t, now_ns(), 0);
+        drop(g);
+        if n > 0 {
+            self.consumers().wake(n.min(u32::MAX as u64) as u32);
+        }
+    }
+
+    /// A plain pop's way to the returned items (the header word said there
+    /// are some): the oldest one, or `None` when another pop was faster.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pop_returned(&self) -> Option<T> {
+        let t = Table::of(self.region())?;
+        let g = self.lease_lock(&t);
+        let r = match t.in_state_by_seq(RETURNED).first() {
+            Some(&i) => {
+                let (gen, _) = t.state(i);
+                let v = t.recs[i].value.load(Ordering::Relaxed);
+                t.set(i, gen, FREE);
+                t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
+                Some(T::from_i64(v as i64))
+            }
+            None => {
+                self.recount(&t);
+                None
+            }
+        };
+        drop(g);
+        r
+    }
+
+    /// The oldest returned item, for `peek` (a snapshot, no lock).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn peek_returned(&self) -> Option<T> {
+        let t = Table::of(self.region())?;
+        let i = *t.in_state_by_seq(RETURNED).first()?;
+        Some(T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64))
+    }
+
+    /// Returned items waiting (the header word, clamped to the table).
+    #[inline(always)]
+    pub(crate) fn returned_count(&self) -> u64 {
+        let n = self
+            .region()
+            .header()
+            .lease_returned
+            .load(Ordering::Relaxed);
+        if n == 0 {
+            0
+        } else {
+            n.min(self.region().geometry().max_leases)
+        }
+    }
+}

@@ -1,0 +1,702 @@
+//! Leased pops: an item taken with `pop_lease` leaves the queue for every
+//! other consumer but is held, in a lease table in shared memory, for the
+//! process that took it, until that process acks it (gone for good) or
+//! releases it (back to the front). A lease whose holder process died, or
+//! whose optional deadline passed, is returned to the front by the next
+//! operation that looks: no daemon.
+//!
+//! # The table (format 6)
+//!
+//! After the body (header, slots, Str arena), at `lease_off` (a multiple of
+//! 64, stored in the header with `max_leases` and, for Str, `lease_bytes`):
+//!
+//! ```text
+//! lease_off                 64 bytes              LeaseHead (lock, counters)
+//! lease_off + 64            max_leases * 64       LeaseRec, one per lease
+//! lease_off + 64*(n+1)      lease_bytes (Str)     lease data: leased items' bytes
+//! ```
+//!
+//! A record's `state` word is `generation << 8 | state`, with the states
+//! [`FREE`], [`TAKING`], [`HELD`], [`RETURNED`] and [`RETURNING`]. A lease
+//! id given to the user is `generation << 16 | record index`; an id whose
+//! generation no longer matches its record is a lease that has ended.
+//!
+//! # Who writes the table
+//!
+//! Only the holder of a lock: for the integer queues the table's own lock
+//! (`LeaseHead::lock`, the crate's robust lock with dead-holder takeover),
+//! for Str the queue's lock. A holder killed inside leaves the lock held;
+//! the process that takes it over repairs the table before anything else
+//! (`recover` in int.rs and strq_ops.rs). Nothing on a plain push or pop
+//! takes these locks; an Int pop reads one header word,
+//! [`Header::lease_returned`](crate::layout::Header::lease_returned), and
+//! goes to the table only when it is not zero.
+//!
+//! # Int: intent, take, held
+//!
+//! The Int ring takes an item with one CAS on its slot, which cannot also
+//! write the table. So `pop_lease`, holding the lease lock, writes the
+//! record first as [`TAKING`] with the slot's position and value, then
+//! CASes the slot, then marks the record [`HELD`]; a failed CAS frees the
+//! record before the walk goes on. A taker-over that finds a `TAKING`
+//! record looks at the slot: still holding that position's value, the take
+//! did not happen (record freed); otherwise it did (record held by the
+//! dead process, so returned). The one ambiguity: a plain, unleased pop
+//! that takes the same item after the leaser died between its intent and
+//! its CAS (a few instructions) and before the takeover. That item is then
+//! given twice. Leasing consumers never race this way: they all hold the
+//! lease lock while they take, and the takeover comes first.
+//!
+//! Returned Int items wait in the table ([`RETURNED`]) with their value,
+//! and pops serve them first, oldest pop first (each record keeps the
+//! sequence number of the `pop_lease` that first took its item).
+//!
+//! # Str: pending, commit, held
+//!
+//! A Str `pop_lease` copies the front item's stored bytes into the lease
+//! data area and writes the record as [`TAKING`] with a mark, the queue's
+//! `pop_ok` after this pop, all before the commit that removes the item;
+//! after the commit the record becomes [`HELD`]. A taker-over compares the
+//! committed `pop_ok` with the mark: reached, the pop happened (held by the
+//! dead process, so returned), else the record is freed. Returning a Str
+//! item is a front push inside the same discipline: [`RETURNING`] with the
+//! `push_ok` mark, then the commit, then [`FREE`]. Str items are returned
+//! into the queue itself, so Str pops never look at the table.
+
+use std::cell::Cell;
+use std::fmt;
+
+use crate::layout::{default_lease_bytes, Header, Variant, DEFAULT_MAX_LEASES, MAX_LEASES};
+use crate::lock::{current_tag, owner_is_dead, Lock};
+use crate::region::Region;
+use crate::sync::{AtomicU64, Ordering};
+use crate::{Error, Result};
+
+// The Int queue's lease methods. The ring's noted take and the Str
+// queue's lease methods need those modules' private parts, so they are
+// their children: `ring_take.rs` and `strq_ops.rs` here are declared in
+// ring.rs and strq.rs.
+mod int;
+#[cfg(all(test, not(loom)))]
+mod tests;
+
+/// A free record.
+pub const FREE: u64 = 0;
+/// Int: intent written, slot take may or may not have happened. Str: the
+/// pop that removes the item is written but maybe not committed.
+pub const TAKING: u64 = 1;
+/// Held by the process `owner`.
+pub const HELD: u64 = 2;
+/// Back from a lease, waiting to be served (Int), or for room at the front
+/// of the queue (Str).
+pub const RETURNED: u64 = 3;
+/// Str: pushed back to the front, commit maybe not landed.
+pub const RETURNING: u64 = 4;
+
+/// The head of the lease table.
+#[repr(C, align(64))]
+pub struct LeaseHead {
+    /// Int: the lock every table write holds (Str uses the queue lock).
+    pub lock: Lock,
+    /// Int: the lock holder's tag, as the Str lock's `lock_owner`.
+    pub lock_owner: AtomicU64,
+    /// Sequence number of the next new lease (pop order).
+    pub next_seq: AtomicU64,
+    /// Leases acked, ever.
+    pub acked: AtomicU64,
+    /// Leases released, ever.
+    pub released: AtomicU64,
+    /// Leases returned because their holder died, ever.
+    pub returned_dead: AtomicU64,
+    /// Leases returned because their deadline passed, ever.
+    pub returned_timeout: AtomicU64,
+    /// CLOCK_MONOTONIC ns of the last look for dead holders.
+    pub last_scan: AtomicU64,
+}
+
+/// One lease record (64 bytes).
+#[repr(C, align(64))]
+pub struct LeaseRec {
+    /// `generation << 8 | state`.
+    pub state: AtomicU64,
+    /// Holder's tag, `pid << 32 | start time` (see lock.rs).
+    pub owner: AtomicU64,
+    /// Pop order of the item (from `next_seq`).
+    pub seq: AtomicU64,
+    /// Int: the value. Str: lease data offset << 32 | stored length word
+    /// (bit 31: compressed).
+    pub value: AtomicU64,
+    /// Int: the ring position (for `TAKING`). Str: 1 when UTF-8.
+    pub meta: AtomicU64,
+    /// CLOCK_MONOTONIC ns after which the lease is returned; 0: never.
+    pub deadline: AtomicU64,
+    /// Str: the `pop_ok` (`TAKING`) or `push_ok` (`RETURNING`) the commit
+    /// reaches.
+    pub mark: AtomicU64,
+    /// CLOCK_MONOTONIC ns when the item was leased.
+    pub since: AtomicU64,
+}
+
+#[cfg(not(loom))]
+const _: () = {
+    assert!(std::mem::size_of::<LeaseHead>() == 64);
+    assert!(std::mem::size_of::<LeaseRec>() == 64);
+};
+
+/// How often (at most) an operation looks for dead holders and passed
+/// deadlines, unless it found the queue empty: a look reads `/proc` once
+/// per other holder.
+pub const SCAN_NS: u64 = 2_000_000;
+
+/// Why a lease operation failed.
+#[derive(Debug)]
+pub enum LeaseError {
+    /// The queue was created with `max_leases` 0.
+    NoLeases,
+    /// Every record holds a lease (the number of records).
+    Full(u64),
+    /// Str: the lease data area has no room for the front item now.
+    AreaFull {
+        /// Bytes the item needs.
+        need: u64,
+        /// Size of the area.
+        area: u64,
+    },
+    /// Str: the front item is larger than the whole lease data area.
+    TooBig {
+        /// Bytes the item needs.
+        need: u64,
+        /// Size of the area.
+        area: u64,
+    },
+    /// Not a lease id of this queue.
+    BadLease(u64),
+    /// The lease is held by another process (its pid).
+    NotHolder(u64, u32),
+    /// Str: the queue lock timeout passed.
+    LockTimeout,
+    /// Str: the leased item could not be decoded (it was acked: gone).
+    Corrupt(Error),
+}
+
+impl fmt::Display for LeaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeaseError::NoLeases => {
+                write!(f, "this queue has no lease table (created with max_leases 0)")
+            }
+            LeaseError::Full(n) => write!(
+                f,
+                "all {n} leases are taken (ack or release some, or create the queue with a larger max_leases)"
+            ),
+            LeaseError::AreaFull { need, area } => write!(
+                f,
+                "the lease data area ({area} bytes) has no room now for the front item ({need} bytes); ack or release some leases"
+            ),
+            LeaseError::TooBig { need, area } => write!(
+                f,
+                "the front item ({need} bytes) is larger than the lease data area ({area} bytes); create the queue with a larger lease_bytes"
+            ),
+            LeaseError::BadLease(id) => write!(f, "'{id}' is not a lease of this queue"),
+            LeaseError::NotHolder(id, pid) => {
+                write!(f, "lease {id} is held by process {pid}, not this one")
+            }
+            LeaseError::LockTimeout => write!(f, "lock timeout"),
+            LeaseError::Corrupt(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for LeaseError {}
+
+/// Counters and gauges of a queue's leases (what `dqs stats` shows).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeaseStats {
+    /// Lease records (0: the queue has no lease table).
+    pub max_leases: u64,
+    /// Leases held now (including ones being taken).
+    pub open: u64,
+    /// Returned items waiting to be served again.
+    pub waiting: u64,
+    /// Acked, ever.
+    pub acked: u64,
+    /// Released, ever.
+    pub released: u64,
+    /// Returned after their holder died, ever.
+    pub returned_dead: u64,
+    /// Returned after their deadline passed, ever.
+    pub returned_timeout: u64,
+    /// Str: bytes of the lease data area.
+    pub lease_bytes: u64,
+}
+
+/// One open or waiting lease, as `dqs leases` lists it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LeaseInfo {
+    /// The lease id.
+    pub id: u64,
+    /// [`HELD`], [`RETURNED`], ...
+    pub state: u64,
+    /// Holder pid.
+    pub pid: u64,
+    /// Pop order.
+    pub seq: u64,
+    /// Nanoseconds since it was leased.
+    pub age_ns: u64,
+    /// Nanoseconds until its deadline (0: none or passed).
+    pub left_ns: u64,
+    /// Int: the value. Str: the stored length in bytes.
+    pub value: i64,
+}
+
+/// Name of a state, for listings.
+pub fn state_name(s: u64) -> &'static str {
+    match s {
+        FREE => "free",
+        TAKING => "taking",
+        HELD => "held",
+        RETURNED => "returned",
+        RETURNING => "returning",
+        _ => "corrupt",
+    }
+}
+
+thread_local! {
+    static CREATE: Cell<(Option<u64>, Option<u64>)> = const { Cell::new((None, None)) };
+}
+
+/// Run `f` (which creates a queue) with this thread's create options:
+/// `max_leases` lease records (default [`DEFAULT_MAX_LEASES`], 0 for none)
+/// and, for Str, `lease_bytes` of lease data (default
+/// [`default_lease_bytes`]). Attaching to an existing queue ignores them.
+///
+/// # Examples
+///
+/// ```
+/// use data_queue_shared::{lease, IntQueue};
+/// let q = lease::with_create_options(Some(2), None, || IntQueue::<i64>::anonymous(8))?;
+/// q.push(1);
+/// q.push(2);
+/// q.push(3);
+/// let (_, a) = q.pop_lease(None)?.unwrap();
+/// let (_, _b) = q.pop_lease(None)?.unwrap();
+/// assert!(q.pop_lease(None).is_err()); // both records taken
+/// assert_eq!(q.pop(), Some(3)); // plain pops go on
+/// assert!(q.ack(a)?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn with_create_options<R>(
+    max_leases: Option<u64>,
+    lease_bytes: Option<u64>,
+    f: impl FnOnce() -> R,
+) -> R {
+    let old = CREATE.with(|c| c.replace((max_leases, lease_bytes)));
+    let r = f();
+    CREATE.with(|c| c.set(old));
+    r
+}
+
+/// Set this thread's create options until changed (the C API's form).
+pub(crate) fn set_create_options(max_leases: Option<u64>, lease_bytes: Option<u64>) {
+    CREATE.with(|c| c.set((max_leases, lease_bytes)));
+}
+
+/// The lease table size a create asks for: (max_leases, lease_bytes).
+pub(crate) fn create_sizes(variant: Variant, cap: u64, arena: u64) -> Result<(u64, u64)> {
+    let (n, b) = CREATE.with(|c| c.get());
+    let n = n.unwrap_or(DEFAULT_MAX_LEASES);
+    if n > MAX_LEASES {
+        return Err(Error::InvalidArgument(format!(
+            "max_leases {n} is out of range (0 .. {MAX_LEASES})"
+        )));
+    }
+    let b = match (variant, b) {
+        (Variant::Str, None) => default_lease_bytes(variant, cap, arena, n),
+        (Variant::Str, Some(b)) => {
+            if b == 0 || b > crate::layout::MAX_ARENA {
+                return Err(Error::InvalidArgument(format!(
+                    "lease_bytes {b} is out of range (1 .. {})",
+                    crate::layout::MAX_ARENA
+                )));
+            }
+            if n == 0 {
+                0
+            } else {
+                (b + 7) & !7
+            }
+        }
+        (_, Some(b)) if b != 0 => {
+            return Err(Error::InvalidArgument(
+                "lease_bytes applies to Str queues only".into(),
+            ))
+        }
+        _ => 0,
+    };
+    Ok((n, b))
+}
+
+/// CLOCK_MONOTONIC in nanoseconds.
+pub(crate) fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
+}
+
+/// The deadline word for a lease of `timeout` seconds (None, negative or
+/// not a number: no deadline).
+pub(crate) fn deadline_of(now: u64, timeout: Option<f64>) -> u64 {
+    match timeout {
+        Some(t) if t >= 0.0 && t.is_finite() => {
+            let ns = (t.min(1.0e9) * 1e9) as u64;
+            now.saturating_add(ns).max(1)
+        }
+        _ => 0,
+    }
+}
+
+/// `generation << 8 | state`.
+#[inline]
+pub(crate) fn word(gen: u64, state: u64) -> u64 {
+    gen << 8 | state
+}
+
+/// The lease id of record `idx` at generation `gen`.
+#[inline]
+pub(crate) fn lease_id(gen: u64, idx: usize) -> u64 {
+    (gen & 0xFFFF_FFFF_FFFF) << 16 | idx as u64
+}
+
+/// The generation after `gen` (48 bits, never 0).
+#[inline]
+pub(crate) fn next_gen(gen: u64) -> u64 {
+    let g = gen.wrapping_add(1) & 0xFFFF_FFFF_FFFF;
+    g.max(1)
+}
+
+/// A test hook: `DQS_TEST_KILL_POINT` names a point inside a lease
+/// operation where the process sends itself SIGKILL (tests only).
+pub(crate) fn kill_point(name: &str) {
+    static POINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let p = POINT.get_or_init(|| {
+        std::env::var("DQS_TEST_KILL_POINT")
+            .ok()
+            .filter(|v| v.starts_with("lease_"))
+    });
+    if p.as_deref() == Some(name) {
+        // SAFETY: kill and getpid have no memory preconditions.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+}
+
+/// A queue's lease table, bounds from the private geometry.
+pub(crate) struct Table<'a> {
+    pub head: &'a LeaseHead,
+    pub recs: &'a [LeaseRec],
+    pub hdr: &'a Header,
+    data: *mut u8,
+    pub data_len: u64,
+}
+
+impl<'a> Table<'a> {
+    /// The table of `region`; `None` when it has none.
+    pub(crate) fn of(region: &'a Region) -> Option<Table<'a>> {
+        let g = region.geometry();
+        if g.max_leases == 0 {
+            return None;
+        }
+        let n = g.max_leases as usize;
+        // SAFETY: the geometry (validated at attach, or made at create)
+        // puts the head and `n` 64-byte records at `lease_off`, 64-byte
+        // aligned, inside the mapping, and the data area after them; the
+        // types are repr(C) atomics, which may alias shared memory.
+        unsafe {
+            let base = region.at(g.lease_off);
+            Some(Table {
+                head: &*(base as *const LeaseHead),
+                recs: std::slice::from_raw_parts(base.add(64) as *const LeaseRec, n),
+                hdr: region.header(),
+                data: base.add(64 * (n + 1)),
+                data_len: g.lease_bytes,
+            })
+        }
+    }
+
+    /// Record `idx`'s (generation, state).
+    #[inline]
+    pub(crate) fn state(&self, idx: usize) -> (u64, u64) {
+        let w = self.recs[idx].state.load(Ordering::Acquire);
+        (w >> 8, w & 0xFF)
+    }
+
+    /// Set record `idx`'s state word.
+    #[inline]
+    pub(crate) fn set(&self, idx: usize, gen: u64, state: u64) {
+        // SYNC POINT: Release after the record's other fields; the next
+        // holder of the table lock acquires it (and a taker-over reads a
+        // dead holder's stores, which the kernel keeps in order for it).
+        self.recs[idx]
+            .state
+            .store(word(gen, state), Ordering::SeqCst);
+    }
+
+    /// A free record's index, or `None`.
+    pub(crate) fn free_record(&self) -> Option<usize> {
+        (0..self.recs.len()).find(|&i| self.state(i).1 == FREE)
+    }
+
+    /// The record index of `id`, checked against the table size.
+    pub(crate) fn index_of(&self, id: u64) -> std::result::Result<(usize, u64), LeaseError> {
+        let idx = (id & 0xFFFF) as usize;
+        let gen = id >> 16;
+        if idx >= self.recs.len() || gen == 0 {
+            return Err(LeaseError::BadLease(id));
+        }
+        Ok((idx, gen))
+    }
+
+    /// Bump an (exact, lock-protected) counter.
+    pub(crate) fn count(c: &AtomicU64, n: u64) {
+        c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+
+    /// Start a new lease in record `idx` for this process: owner, times
+    /// and pop order; returns the new generation (state not yet written).
+    pub(crate) fn begin(&self, idx: usize, now: u64, timeout: Option<f64>, fresh: bool) -> u64 {
+        let r = &self.recs[idx];
+        r.owner.store(current_tag(), Ordering::Relaxed);
+        r.deadline
+            .store(deadline_of(now, timeout), Ordering::Relaxed);
+        r.since.store(now, Ordering::Relaxed);
+        if fresh {
+            let s = self.head.next_seq.load(Ordering::Relaxed);
+            self.head
+                .next_seq
+                .store(s.wrapping_add(1), Ordering::Relaxed);
+            r.seq.store(s, Ordering::Relaxed);
+        }
+        next_gen(self.state(idx).0)
+    }
+
+    /// Whether it is time to look for dead holders, `gap` ns after the
+    /// last look (and note the look).
+    pub(crate) fn due(&self, now: u64, gap: u64) -> bool {
+        let last = self.head.last_scan.load(Ordering::Relaxed);
+        if gap == 0 || now.wrapping_sub(last) >= gap || last > now {
+            self.head.last_scan.store(now, Ordering::Relaxed);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The held leases that must come back now: (index, holder died),
+    /// for a holder found dead or a deadline passed. Scribbled states are
+    /// repaired to free. Caller holds the table lock.
+    pub(crate) fn to_return(&self, now: u64) -> Vec<(usize, bool)> {
+        let me = current_tag();
+        let mut seen: Vec<(u64, bool)> = Vec::new();
+        let mut out = Vec::new();
+        for i in 0..self.recs.len() {
+            let (gen, st) = self.state(i);
+            match st {
+                HELD => {}
+                FREE | TAKING | RETURNED | RETURNING => continue,
+                _ => {
+                    // Hostile memory: not a state we write. Forget it.
+                    self.set(i, gen, FREE);
+                    continue;
+                }
+            }
+            let r = &self.recs[i];
+            let owner = r.owner.load(Ordering::Relaxed);
+            let dead = owner != me && {
+                match seen.iter().find(|s| s.0 == owner) {
+                    Some(s) => s.1,
+                    None => {
+                        let d = owner_is_dead((owner >> 32) as u32, owner, 0) || owner >> 32 == 0;
+                        seen.push((owner, d));
+                        d
+                    }
+                }
+            };
+            let dl = r.deadline.load(Ordering::Relaxed);
+            if dead || (dl != 0 && now >= dl) {
+                out.push((i, dead));
+            }
+        }
+        out
+    }
+
+    /// Count a return.
+    pub(crate) fn count_return(&self, dead: bool) {
+        if dead {
+            Self::count(&self.head.returned_dead, 1);
+        } else {
+            Self::count(&self.head.returned_timeout, 1);
+        }
+    }
+
+    /// The records in `state`, oldest pop first.
+    pub(crate) fn in_state_by_seq(&self, state: u64) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..self.recs.len())
+            .filter(|&i| self.state(i).1 == state)
+            .collect();
+        v.sort_by_key(|&i| self.recs[i].seq.load(Ordering::Relaxed));
+        v
+    }
+
+    /// Check that `id` names a lease held by this process now: its index
+    /// and generation; `Ok(None)` when the lease has ended (acked,
+    /// released, returned).
+    pub(crate) fn held_by_me(
+        &self,
+        id: u64,
+    ) -> std::result::Result<Option<(usize, u64)>, LeaseError> {
+        let (idx, gen) = self.index_of(id)?;
+        let (g, st) = self.state(idx);
+        if g & 0xFFFF_FFFF_FFFF != gen || st != HELD {
+            return Ok(None);
+        }
+        let owner = self.recs[idx].owner.load(Ordering::Relaxed);
+        if owner != current_tag() {
+            return Err(LeaseError::NotHolder(id, (owner >> 32) as u32));
+        }
+        Ok(Some((idx, g)))
+    }
+
+    /// Whether lease `idx`'s deadline has passed.
+    pub(crate) fn expired(&self, idx: usize, now: u64) -> bool {
+        let dl = self.recs[idx].deadline.load(Ordering::Relaxed);
+        dl != 0 && now >= dl
+    }
+
+    /// Counters and gauges.
+    pub(crate) fn stats(&self) -> LeaseStats {
+        let mut s = LeaseStats {
+            max_leases: self.recs.len() as u64,
+            acked: self.head.acked.load(Ordering::Relaxed),
+            released: self.head.released.load(Ordering::Relaxed),
+            returned_dead: self.head.returned_dead.load(Ordering::Relaxed),
+            returned_timeout: self.head.returned_timeout.load(Ordering::Relaxed),
+            lease_bytes: self.data_len,
+            ..LeaseStats::default()
+        };
+        for i in 0..self.recs.len() {
+            match self.state(i).1 {
+                TAKING | HELD => s.open += 1,
+                RETURNED | RETURNING => s.waiting += 1,
+                _ => {}
+            }
+        }
+        s
+    }
+
+    /// Every record not free, oldest pop first.
+    pub(crate) fn list(&self, str_q: bool) -> Vec<LeaseInfo> {
+        let now = now_ns();
+        let mut v: Vec<LeaseInfo> = (0..self.recs.len())
+            .filter_map(|i| {
+                let (gen, st) = self.state(i);
+                if st == FREE {
+                    return None;
+                }
+                let r = &self.recs[i];
+                let dl = r.deadline.load(Ordering::Relaxed);
+                let val = r.value.load(Ordering::Relaxed);
+                Some(LeaseInfo {
+                    id: lease_id(gen, i),
+                    state: st,
+                    pid: r.owner.load(Ordering::Relaxed) >> 32,
+                    seq: r.seq.load(Ordering::Relaxed),
+                    age_ns: now.saturating_sub(r.since.load(Ordering::Relaxed)),
+                    left_ns: if dl == 0 { 0 } else { dl.saturating_sub(now) },
+                    value: if str_q {
+                        i64::from(val as u32 & 0x7FFF_FFFF)
+                    } else {
+                        val as i64
+                    },
+                })
+            })
+            .collect();
+        v.sort_by_key(|i| i.seq);
+        v
+    }
+
+    // ---- Str lease data area ----
+
+    /// Str: record `idx`'s bytes in the data area as (offset, stored
+    /// length word, utf8), if they lie inside it.
+    pub(crate) fn data_of(&self, idx: usize) -> Option<(u64, u32, bool)> {
+        let r = &self.recs[idx];
+        let v = r.value.load(Ordering::Relaxed);
+        let off = v >> 32;
+        let lw = v as u32;
+        let len = u64::from(lw & 0x7FFF_FFFF);
+        if off.checked_add(len)? > self.data_len {
+            return None;
+        }
+        Some((off, lw, r.meta.load(Ordering::Relaxed) & 1 != 0))
+    }
+
+    /// Str: the bytes at `off` (checked by `data_of` or `place`).
+    ///
+    /// # Safety
+    /// `off + len <= data_len`, and the caller holds the queue lock.
+    pub(crate) unsafe fn bytes(&self, off: u64, len: u64) -> &[u8] {
+        // SAFETY: inside the data area (the caller's promise), which the
+        // lock holder alone writes.
+        unsafe { std::slice::from_raw_parts(self.data.add(off as usize), len as usize) }
+    }
+
+    /// Str: copy `src` into the data area at `off`.
+    ///
+    /// # Safety
+    /// `off + src.len() <= data_len`, the range belongs to no live record,
+    /// `src` does not overlap it, and the caller holds the queue lock.
+    pub(crate) unsafe fn write(&self, off: u64, src: *const u8, len: usize) {
+        // SAFETY: the caller's promise.
+        unsafe { std::ptr::copy_nonoverlapping(src, self.data.add(off as usize), len) };
+    }
+
+    /// Str: first fit for `len` bytes (8-aligned) among the ranges of the
+    /// records that keep bytes (every state but free).
+    pub(crate) fn place(&self, len: u64) -> std::result::Result<u64, LeaseError> {
+        let need = (len + 7) & !7;
+        if need > self.data_len {
+            return Err(LeaseError::TooBig {
+                need: len,
+                area: self.data_len,
+            });
+        }
+        let mut used: Vec<(u64, u64)> = (0..self.recs.len())
+            .filter(|&i| self.state(i).1 != FREE)
+            .filter_map(|i| self.data_of(i))
+            .map(|(o, lw, _)| (o, (u64::from(lw & 0x7FFF_FFFF) + 7) & !7))
+            .collect();
+        used.sort_unstable();
+        let mut at = 0u64;
+        for (o, l) in used {
+            if o >= at && o - at >= need {
+                return Ok(at);
+            }
+            at = at.max(o.saturating_add(l));
+        }
+        if self.data_len.saturating_sub(at) >= need {
+            return Ok(at);
+        }
+        Err(LeaseError::AreaFull {
+            need: len,
+            area: self.data_len,
+        })
+    }
+}

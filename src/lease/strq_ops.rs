@@ -1,0 +1,349 @@
+//! Leases on the Str queue (see the module docs of `lease`): a child of
+//! `strq` for its locked state and commits. The queue lock guards the
+//! table; the lease data area keeps a leased item's stored bytes until its
+//! ack, so that a return is a front push of those bytes.
+
+use super::{Locked, StrQueue, LEN_PACKED};
+use crate::compress;
+use crate::futex::Deadline;
+use crate::lease::{
+    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Table, FREE, HELD, RETURNED,
+    RETURNING, SCAN_NS, TAKING,
+};
+use crate::ring::Miss;
+use crate::sync::Ordering;
+use crate::wait::{block_on, Waited};
+
+type LResult<T> = std::result::Result<T, LeaseError>;
+
+/// Longest sleep of a `pop_lease_wait` while leases are open.
+const LOOK_EVERY_SECS: f64 = 0.05;
+
+/// Whether a commit that counts `now` has reached `mark` (wrapping).
+fn reached(now: u64, mark: u64) -> bool {
+    (now.wrapping_sub(mark) as i64) >= 0
+}
+
+impl StrQueue {
+    fn lease_table(&self) -> LResult<Table<'_>> {
+        Table::of(&self.region).ok_or(LeaseError::NoLeases)
+    }
+
+    /// The lock with the state loaded, waiting at most the handle's lock
+    /// timeout (a takeover has already repaired the table: see
+    /// [`StrQueue::lease_recover`]).
+    fn lease_locked(&self) -> LResult<Locked<'_, false>> {
+        self.lock_until::<false>(|| self.lock_deadline(), false)
+            .map_err(|_| LeaseError::LockTimeout)
+    }
+
+    /// After a lock takeover, before anything else: settle the dead
+    /// holder's records against the committed state (see the `lease`
+    /// docs). Called by `lock_held`.
+    #[cold]
+    pub(super) fn lease_recover(&self) {
+        let Some(t) = Table::of(&self.region) else {
+            return;
+        };
+        let (_, c, _, _) = self.current_state();
+        let pushed = c.push_ok.load(Ordering::Relaxed);
+        let popped = c.pop_ok.load(Ordering::Relaxed);
+        for i in 0..t.recs.len() {
+            let (gen, st) = t.state(i);
+            let mark = t.recs[i].mark.load(Ordering::Relaxed);
+            match st {
+                TAKING if reached(popped, mark) => t.set(i, gen, HELD),
+                TAKING => t.set(i, gen, FREE),
+                RETURNING if reached(pushed, mark) => t.set(i, gen, FREE),
+                RETURNING => t.set(i, gen, RETURNED),
+                _ => {}
+            }
+        }
+        t.head.last_scan.store(0, Ordering::Relaxed);
+    }
+
+    /// Mark the leases to return now (dead holder, deadline passed) as
+    /// returned, if it is time to look (`gap` ns since the last look).
+    fn str_lease_look(&self, t: &Table<'_>, now: u64, gap: u64) -> u64 {
+        if !t.due(now, gap) {
+            return 0;
+        }
+        let back = t.to_return(now);
+        for &(i, dead) in &back {
+            let (gen, _) = t.state(i);
+            t.set(i, gen, RETURNED);
+            t.count_return(dead);
+        }
+        back.len() as u64
+    }
+
+    /// Push the returned items back at the front, newest pop first so
+    /// that the oldest ends in front, while they fit; each becomes
+    /// `RETURNING` with the `push_ok` its commit reaches. The records to
+    /// free after the commit.
+    fn put_back(&self, t: &Table<'_>, l: &mut Locked<'_, false>) -> Vec<usize> {
+        let mut done = Vec::new();
+        for &i in t.in_state_by_seq(RETURNED).iter().rev() {
+            let (gen, _) = t.state(i);
+            let Some((off, lw, utf8)) = t.data_of(i) else {
+                // Scribbled: its bytes are not in the area. Forget it.
+                t.set(i, gen, FREE);
+                continue;
+            };
+            let len = u64::from(lw & !LEN_PACKED);
+            if len > self.max_len {
+                t.set(i, gen, FREE);
+                continue;
+            }
+            let packed = (lw & LEN_PACKED != 0).then_some(len);
+            // SAFETY: `data_of` checked `off + len` against the area; we
+            // hold the lock.
+            let bytes = unsafe { t.bytes(off, len) };
+            if !l.put_any(bytes, utf8, true, packed) {
+                break;
+            }
+            t.recs[i].mark.store(l.push_ok, Ordering::Relaxed);
+            t.set(i, gen, RETURNING);
+            kill_point("lease_str_returning");
+            done.push(i);
+        }
+        done
+    }
+
+    /// Commit, free the records whose return the commit completed, unlock
+    /// and wake consumers for them.
+    fn lease_finish(&self, t: &Table<'_>, mut l: Locked<'_, false>, returning: &[usize]) {
+        l.commit();
+        if !returning.is_empty() {
+            kill_point("lease_str_returned");
+        }
+        for &i in returning {
+            let (gen, _) = t.state(i);
+            t.set(i, gen, FREE);
+        }
+        l.release();
+        if !returning.is_empty() {
+            self.consumers()
+                .wake(returning.len().min(u32::MAX as usize) as u32);
+        }
+    }
+
+    /// One `pop_lease`: `Ok(None)` when empty.
+    fn str_pop_lease_once(
+        &self,
+        timeout: Option<f64>,
+        out: &mut Vec<u8>,
+    ) -> LResult<Option<(bool, u64)>> {
+        let t = self.lease_table()?;
+        out.clear();
+        let mut l = self.lease_locked()?;
+        let now = now_ns();
+        self.str_lease_look(&t, now, SCAN_NS);
+        let mut returning = self.put_back(&t, &mut l);
+        if l.count == 0 && self.str_lease_look(&t, now, SCAN_NS / 20) > 0 {
+            returning.extend(self.put_back(&t, &mut l));
+        }
+        let Some((off, len, _, utf8, packed)) = l.read_end(false) else {
+            self.lease_finish(&t, l, &returning);
+            return Ok(None);
+        };
+        let Some(i) = t.free_record() else {
+            self.lease_finish(&t, l, &returning);
+            return Err(LeaseError::Full(t.recs.len() as u64));
+        };
+        let doff = match t.place(len) {
+            Ok(o) => o,
+            Err(e) => {
+                self.lease_finish(&t, l, &returning);
+                return Err(e);
+            }
+        };
+        // SAFETY: `read_end` checked `off + len <= usable`; `place` found
+        // `doff + len` inside the data area in a range no record keeps;
+        // the arena and the data area do not overlap; we hold the lock.
+        unsafe { t.write(doff, self.arena_ptr(off), len as usize) };
+        let gen = t.begin(i, now, timeout, true);
+        let rec = &t.recs[i];
+        let lw = len as u32 | if packed { LEN_PACKED } else { 0 };
+        rec.value
+            .store(doff << 32 | u64::from(lw), Ordering::Relaxed);
+        rec.meta.store(u64::from(utf8), Ordering::Relaxed);
+        rec.mark.store(l.pop_ok.wrapping_add(1), Ordering::Relaxed);
+        t.set(i, gen, TAKING);
+        if l.copy_end(false, true, out).is_none() {
+            // `out` could not grow: leave the item where it is.
+            t.set(i, gen, FREE);
+            self.lease_finish(&t, l, &returning);
+            return Ok(None);
+        }
+        kill_point("lease_str_pending");
+        l.commit();
+        kill_point("lease_str_committed");
+        t.set(i, gen, HELD);
+        self.lease_finish(&t, l, &returning);
+        self.wake_producers();
+        let id = lease_id(gen, i);
+        if packed {
+            if let Err(e) = compress::unpack(out) {
+                // Unreadable: gone, as a plain pop of it would be.
+                let _ = self.end_str_lease(id, false);
+                return Err(LeaseError::Corrupt(e));
+            }
+        }
+        Ok(Some((utf8, id)))
+    }
+
+    /// Pop the front item with a lease into `out` (see
+    /// [`IntQueue::pop_lease`](crate::IntQueue::pop_lease)): `Ok(Some((utf8,
+    /// lease)))`, or `Ok(None)` when the queue is empty. The item's stored
+    /// bytes are kept in the lease data area until the lease ends.
+    ///
+    /// # Errors
+    /// [`LeaseError::NoLeases`], [`LeaseError::Full`], the data area has no
+    /// room ([`LeaseError::AreaFull`], [`LeaseError::TooBig`]; the item
+    /// stays queued), [`LeaseError::LockTimeout`], or
+    /// [`LeaseError::Corrupt`] for a compressed item that does not decode
+    /// (removed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::StrQueue;
+    /// let q = StrQueue::anonymous(8, 0)?;
+    /// q.push(b"job", false)?;
+    /// let mut buf = Vec::new();
+    /// let (_, lease) = q.pop_lease(None, &mut buf)?.unwrap();
+    /// assert_eq!(buf, b"job");
+    /// assert!(q.release(lease)?); // back at the front
+    /// assert_eq!(q.pop(false, &mut buf), Some(false));
+    /// assert_eq!(buf, b"job");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pop_lease(
+        &self,
+        timeout: Option<f64>,
+        out: &mut Vec<u8>,
+    ) -> LResult<Option<(bool, u64)>> {
+        let r = self.str_pop_lease_once(timeout, out)?;
+        if r.is_none() {
+            self.count_empty();
+        }
+        Ok(r)
+    }
+
+    /// [`StrQueue::pop_lease`], sleeping while the queue is empty, until
+    /// `deadline`; while leases are open it wakes every 50 ms to look for
+    /// dead holders. `Interrupted`: call again with the same deadline.
+    ///
+    /// # Errors
+    /// As [`StrQueue::pop_lease`].
+    pub fn pop_lease_wait(
+        &self,
+        deadline: &Deadline,
+        timeout: Option<f64>,
+        out: &mut Vec<u8>,
+    ) -> LResult<Waited<(bool, u64)>> {
+        let t = self.lease_table()?;
+        loop {
+            let slice = if t.stats().open > 0 {
+                Deadline::after_secs(LOOK_EVERY_SECS).earliest(*deadline)
+            } else {
+                *deadline
+            };
+            let w = block_on(self.consumers(), &slice, || {
+                match self.str_pop_lease_once(timeout, out) {
+                    Ok(Some(x)) => Ok(Ok(x)),
+                    Ok(None) => Err(Miss::Settled),
+                    Err(e) => Ok(Err(e)),
+                }
+            });
+            match w {
+                Waited::Done(Ok(x)) => return Ok(Waited::Done(x)),
+                Waited::Done(Err(e)) => return Err(e),
+                Waited::Interrupted => return Ok(Waited::Interrupted),
+                Waited::TimedOut if deadline.expired() => {
+                    self.count_empty();
+                    return Ok(Waited::TimedOut);
+                }
+                Waited::TimedOut => {}
+            }
+        }
+    }
+
+    /// End lease `lease`: the item is gone. `Ok(false)` when it had
+    /// already ended (see [`IntQueue::ack`](crate::IntQueue::ack)).
+    ///
+    /// # Errors
+    /// [`LeaseError::BadLease`], [`LeaseError::NotHolder`],
+    /// [`LeaseError::LockTimeout`].
+    pub fn ack(&self, lease: u64) -> LResult<bool> {
+        self.end_str_lease(lease, false)
+    }
+
+    /// End lease `lease` by pushing its item back at the front (if the
+    /// queue has no room now, it goes back as soon as a later lease
+    /// operation finds room). `Ok(false)` as for [`StrQueue::ack`].
+    ///
+    /// # Errors
+    /// As [`StrQueue::ack`].
+    pub fn release(&self, lease: u64) -> LResult<bool> {
+        self.end_str_lease(lease, true)
+    }
+
+    fn end_str_lease(&self, lease: u64, back: bool) -> LResult<bool> {
+        let t = self.lease_table()?;
+        let mut l = self.lease_locked()?;
+        let now = now_ns();
+        self.str_lease_look(&t, now, SCAN_NS);
+        let r = match t.held_by_me(lease) {
+            Ok(Some((i, gen))) => {
+                let late = t.expired(i, now);
+                if back || late {
+                    t.set(i, gen, RETURNED);
+                    if late {
+                        t.count_return(false);
+                    } else {
+                        Table::count(&t.head.released, 1);
+                    }
+                } else {
+                    kill_point("lease_str_ack");
+                    t.set(i, gen, FREE);
+                    Table::count(&t.head.acked, 1);
+                }
+                Ok(!late)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => Err(e),
+        };
+        let returning = self.put_back(&t, &mut l);
+        self.lease_finish(&t, l, &returning);
+        r
+    }
+
+    fn str_lease_look_now(&self, t: &Table<'_>) {
+        if let Ok(mut l) = self.lease_locked() {
+            self.str_lease_look(t, now_ns(), 0);
+            let returning = self.put_back(t, &mut l);
+            self.lease_finish(t, l, &returning);
+        }
+    }
+
+    /// Counters and gauges of the leases (after a look for dead holders).
+    pub fn lease_stats(&self) -> LeaseStats {
+        let Ok(t) = self.lease_table() else {
+            return LeaseStats::default();
+        };
+        self.str_lease_look_now(&t);
+        t.stats()
+    }
+
+    /// The leases open or waiting, oldest pop first (after a look for
+    /// dead holders); `value` is the stored length.
+    pub fn leases(&self) -> Vec<LeaseInfo> {
+        let Ok(t) = self.lease_table() else {
+            return Vec::new();
+        };
+        self.str_lease_look_now(&t);
+        t.list(true)
+    }
+}
