@@ -63,6 +63,9 @@ my %FIELD = (
     arena_off   => [40, 'Q<'],
     arena_cap   => [48, 'Q<'],
     total_size  => [56, 'Q<'],
+    max_leases  => [280, 'Q<'],
+    lease_off   => [288, 'Q<'],
+    lease_bytes => [296, 'Q<'],
 );
 
 sub read_file  { open my $fh, '<:raw', $_[0] or die "$_[0]: $!"; local $/; scalar <$fh> }
@@ -84,13 +87,16 @@ subtest 'attach refuses wrong geometry in the header' => sub {
         undef $q;
         my $good  = read_file($base);
         my $arena = $str ? 4096 : 0;
-        # A geometry consistent in itself for $cap slots and $arena_cap bytes.
+        my $lease_bytes = unpack 'Q<', substr($good, 296, 8);
+        # A geometry consistent in itself for $cap slots and $arena_cap bytes
+        # (and the default lease table after them).
         my $consistent = sub {
             my ($cap, $acap) = @_;
             $acap //= $arena;
             my $end = HEADER_SIZE + $cap * $slot;
-            return (capacity => $cap, arena_cap => $acap,
-                    arena_off => $str ? $end : 0, total_size => $end + ($str ? $acap : 0));
+            my $lease_off = ($end + ($str ? $acap : 0) + 63) & ~63;
+            return (capacity => $cap, arena_cap => $acap, arena_off => $str ? $end : 0,
+                    lease_off => $lease_off, total_size => $lease_off + 65 * 64 + $lease_bytes);
         };
         my @cases = (
             ['capacity 24 (not a power of two), file sized to match',
@@ -110,6 +116,11 @@ subtest 'attach refuses wrong geometry in the header' => sub {
              { $consistent->(1 << 20) }, 'truncated'],
             ['capacity 2**30 (the maximum), consistent, past the end of the file',
              { $consistent->(1 << 30) }, 'truncated'],
+            ['max_leases 2**16 + 1',          { max_leases => 65537 },  'size overflow or bad lease table size'],
+            ['max_leases 2**64 - 1',          { max_leases => ~0 },     'size overflow or bad lease table size'],
+            ['max_leases 65, table size unchanged', { max_leases => 65 }, 'bad offsets'],
+            ['lease_off inside the slots',    { lease_off => HEADER_SIZE }, 'bad offsets'],
+            ['lease_off 2**63',               { lease_off => 1 << 63 }, 'bad offsets'],
             ['version 1',                     { version => 1 },         'unknown format version'],
             ['variant 99',                    { variant => 99 },        'unknown variant'],
         );
@@ -118,6 +129,8 @@ subtest 'attach refuses wrong geometry in the header' => sub {
                 ['arena_off past the end of the file', { arena_off => $size + 4096 }, 'bad offsets'],
                 ['arena_off inside the slots',   { arena_off => HEADER_SIZE }, 'bad offsets'],
                 ['arena_off 2**63',              { arena_off => 1 << 63 }, 'bad offsets'],
+                ['lease_bytes 2**33',            { lease_bytes => 2**33 }, 'size overflow or bad lease table size'],
+                ['lease_bytes 8 more',           { lease_bytes => $lease_bytes + 8 }, 'bad offsets'],
                 ['arena_cap 100 (below the minimum)', { $consistent->(16, 100) }, 'bad arena size'],
                 ['arena_cap 2**32 + 8 (above the maximum)', { $consistent->(16, 2**32 + 8) }, 'bad arena size'],
                 ['arena_cap 2**64 - 1',          { arena_cap => ~0 },      'bad arena size'],
@@ -127,7 +140,9 @@ subtest 'attach refuses wrong geometry in the header' => sub {
         else {
             push @cases,
                 ['arena_off set on an integer queue', { arena_off => $size }, 'bad offsets'],
-                ['arena_cap set on an integer queue', { arena_cap => 4096 }, 'bad arena size'];
+                ['arena_cap set on an integer queue', { arena_cap => 4096 }, 'bad arena size'],
+                ['lease_bytes set on an integer queue', { lease_bytes => 4096 },
+                 'size overflow or bad lease table size'];
         }
         for my $c (@cases) {
             my ($name, $set, $why, $resize) = @$c;

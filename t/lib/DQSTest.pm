@@ -54,10 +54,13 @@ sub slot_size {
     return $SLOT_SIZE{$class} // die "no slot size for $class";
 }
 
-# The exact size of the mapping (and of the backing file) of a queue.
+# The exact size of the mapping (and of the backing file) of a queue:
+# header, slots, then (format 6) the default lease table, a 64-byte head and
+# 64 records of 64 bytes on a 64-byte boundary.
 sub mmap_size_for {
     my ($class, $cap) = @_;
-    return HEADER_SIZE + $cap * slot_size($class);
+    my $end = HEADER_SIZE + $cap * slot_size($class);
+    return (($end + 63) & ~63) + 65 * 64;
 }
 
 my $MAIN_PID = $$;
