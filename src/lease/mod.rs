@@ -382,15 +382,25 @@ pub(crate) fn next_gen(gen: u64) -> u64 {
 }
 
 /// A test hook: `DQS_TEST_KILL_POINT` names a point inside a lease
-/// operation where the process sends itself SIGKILL (tests only).
+/// operation where the process sends itself SIGKILL (tests only). Read
+/// once per process (a forked child reads it again: tests set it there).
 pub(crate) fn kill_point(name: &str) {
-    static POINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    let p = POINT.get_or_init(|| {
-        std::env::var("DQS_TEST_KILL_POINT")
+    use std::sync::atomic::{AtomicU32 as StdU32, Ordering as O};
+    use std::sync::Mutex;
+    static PID: StdU32 = StdU32::new(0);
+    static POINT: Mutex<Option<String>> = Mutex::new(None);
+    let pid = crate::lock::current_pid();
+    if PID.load(O::Acquire) != pid {
+        let v = std::env::var("DQS_TEST_KILL_POINT")
             .ok()
-            .filter(|v| v.starts_with("lease_"))
-    });
-    if p.as_deref() == Some(name) {
+            .filter(|v| v.starts_with("lease_"));
+        if let Ok(mut p) = POINT.lock() {
+            *p = v;
+        }
+        PID.store(pid, O::Release);
+    }
+    let hit = POINT.lock().map(|p| p.as_deref() == Some(name)).unwrap_or(false);
+    if hit {
         // SAFETY: kill and getpid have no memory preconditions.
         unsafe {
             libc::kill(libc::getpid(), libc::SIGKILL);
