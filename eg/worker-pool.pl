@@ -1,7 +1,9 @@
 #!/usr/bin/env perl
 # A pool of worker processes: the parent forks WORKERS children that take
-# job numbers from one queue with pop_wait and send their results back on a
-# second queue. SIGTERM (or SIGINT) stops the pool cleanly: a worker
+# job numbers from one queue with a lease (pop_lease_wait) and send their
+# results back on a second queue, then ack the lease. A worker that dies
+# with a job in its hands (SIGKILL, the OOM killer) loses nothing: its
+# lease comes back to the front of the job queue for another worker. SIGTERM (or SIGINT) stops the pool cleanly: a worker
 # finishes the job in its hands, sends the result and exits; the jobs no
 # worker took stay in the queue. The parent then checks that every job was
 # either done exactly once or is still waiting, never lost or done twice.
@@ -91,15 +93,18 @@ sub collect {
 }
 
 sub worker {
-    # pop_wait goes on waiting after the handler returns, so wait in short
-    # steps. A worker whose parent died (of SIGKILL, say) stops too.
+    # pop_lease_wait goes on waiting after the handler returns, so wait in
+    # short steps. A worker whose parent died (of SIGKILL, say) stops too.
     until ($stop || getppid() != $parent) {
-        my $job = $jobs->pop_wait(0.1);
-        next unless defined $job;
+        my ($job, $lease) = $jobs->pop_lease_wait(0.1);
+        next unless defined $lease;
         select(undef, undef, undef, 0.001);    # the work
         my $result = join ' ', $job, $$, $job * $job;
         until ($results->push_wait($result, 0.1)) {
             die "the parent is gone\n" if getppid() != $parent;
         }
+        # Done: the job leaves for good. Had this worker died before this
+        # line, the job would have gone back to the queue.
+        $jobs->ack($lease) or die "lost the lease of job $job\n";
     }
 }
