@@ -154,6 +154,9 @@ enum Cmd {
     /// Show live size, rates and waiters
     #[command(long_about = WATCH_HELP, after_help = EXIT_CODES)]
     Watch(WatchArgs),
+    /// List the leases open or waiting (pop_lease), oldest first
+    #[command(after_help = EXIT_CODES)]
+    Leases(PathArgs),
     /// Remove every item; prints how many
     #[command(after_help = EXIT_CODES)]
     Clear(PathArgs),
@@ -208,6 +211,12 @@ struct CreateArgs {
     /// File mode of a new file, in octal
     #[arg(long, value_name = "MODE", default_value = "0600", value_parser = parse_mode)]
     mode: u32,
+    /// Leases that can be open at once (default 64; 0: no lease table)
+    #[arg(long, value_name = "N")]
+    max_leases: Option<u64>,
+    /// Str only: bytes of the lease data area (default: see the manual)
+    #[arg(long, value_name = "BYTES")]
+    lease_bytes: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -601,6 +610,7 @@ fn main() -> ExitCode {
         Cmd::Peek(a) => peek(a),
         Cmd::Stats(a) => stats(a),
         Cmd::Watch(a) => watch(a),
+        Cmd::Leases(a) => leases(a),
         Cmd::Clear(a) => clear(a),
         Cmd::Unlink(a) => unlink(a),
     };
@@ -627,6 +637,7 @@ impl Cmd {
             Cmd::Peek(_) => "peek",
             Cmd::Stats(_) => "stats",
             Cmd::Watch(_) => "watch",
+            Cmd::Leases(_) => "leases",
             Cmd::Clear(_) => "clear",
             Cmd::Unlink(_) => "unlink",
         }
@@ -708,13 +719,15 @@ fn create(a: CreateArgs) -> Result<(), Fail> {
     if a.arena.is_some() && a.qtype != QType::Str {
         return Err(Fail::Hard("--arena applies to str queues only".to_string()));
     }
-    AnyQueue::create(
-        &a.path,
-        a.qtype.variant(),
-        a.capacity,
-        a.arena.unwrap_or(0),
-        a.mode,
-    )?;
+    data_queue_shared::lease::with_create_options(a.max_leases, a.lease_bytes, || {
+        AnyQueue::create(
+            &a.path,
+            a.qtype.variant(),
+            a.capacity,
+            a.arena.unwrap_or(0),
+            a.mode,
+        )
+    })?;
     Ok(())
 }
 
@@ -1037,16 +1050,36 @@ fn stats_json(path: &Path, variant: Variant, s: &Stats) -> String {
 fn stats(a: StatsArgs) -> Result<(), Fail> {
     let q = attach(&a.path)?;
     let s = q.stats();
+    // HOOK(lease): the lease counters after the others.
+    let leases = q.lease_fields();
     let mut out = io::stdout().lock();
     if a.json {
-        writeln!(out, "{}", stats_json(&a.path, q.variant(), &s))?;
+        let mut j = stats_json(&a.path, q.variant(), &s);
+        j.pop();
+        for (k, v) in &leases {
+            j.push_str(&format!(",\"{k}\":{v}"));
+        }
+        writeln!(out, "{j}}}")?;
     } else {
         writeln!(out, "{:<15}{}", "path", a.path.display())?;
         writeln!(out, "{:<15}{}", "type", q.variant().name())?;
         for (k, v) in stat_fields(&s, q.variant()) {
             writeln!(out, "{k:<15}{v}")?;
         }
+        for (k, v) in &leases {
+            writeln!(out, "{k:<15}{v}")?;
+        }
     }
+    out.flush()?;
+    Ok(())
+}
+
+/// `dqs leases`: the open and waiting leases (after a look for dead
+/// holders, which returns theirs).
+fn leases(a: PathArgs) -> Result<(), Fail> {
+    let q = attach(&a.path)?;
+    let mut out = io::stdout().lock();
+    out.write_all(q.lease_listing().as_bytes())?;
     out.flush()?;
     Ok(())
 }

@@ -399,7 +399,10 @@ pub(crate) fn kill_point(name: &str) {
         }
         PID.store(pid, O::Release);
     }
-    let hit = POINT.lock().map(|p| p.as_deref() == Some(name)).unwrap_or(false);
+    let hit = POINT
+        .lock()
+        .map(|p| p.as_deref() == Some(name))
+        .unwrap_or(false);
     if hit {
         // SAFETY: kill and getpid have no memory preconditions.
         unsafe {
@@ -708,5 +711,86 @@ impl<'a> Table<'a> {
             need: len,
             area: self.data_len,
         })
+    }
+}
+
+impl crate::AnyQueue {
+    /// The lease counters of a queue of any variant (see
+    /// [`IntQueue::lease_stats`](crate::IntQueue::lease_stats)).
+    pub fn lease_stats(&self) -> LeaseStats {
+        match self {
+            crate::AnyQueue::Int(q) => q.lease_stats(),
+            crate::AnyQueue::Int32(q) => q.lease_stats(),
+            crate::AnyQueue::Int16(q) => q.lease_stats(),
+            crate::AnyQueue::Str(q) => q.lease_stats(),
+        }
+    }
+
+    /// The open and waiting leases of a queue of any variant.
+    pub fn leases(&self) -> Vec<LeaseInfo> {
+        match self {
+            crate::AnyQueue::Int(q) => q.leases(),
+            crate::AnyQueue::Int32(q) => q.leases(),
+            crate::AnyQueue::Int16(q) => q.leases(),
+            crate::AnyQueue::Str(q) => q.leases(),
+        }
+    }
+
+    /// The lease lines of `dqs stats`: (name, value), names of at most 14
+    /// characters (`leases_nacked` counts releases, `leases_dead` leases
+    /// returned after their holder died, `leases_expired` after their
+    /// deadline).
+    ///
+    /// A snapshot without the lock and without a look for dead holders,
+    /// so that `dqs stats` changes nothing and never waits.
+    pub fn lease_fields(&self) -> Vec<(&'static str, u64)> {
+        let s = Table::of(self.region()).map_or_else(LeaseStats::default, |t| t.stats());
+        let mut v = vec![
+            ("max_leases", s.max_leases),
+            ("leases_open", s.open),
+            ("leases_waiting", s.waiting),
+            ("leases_acked", s.acked),
+            ("leases_nacked", s.released),
+            ("leases_dead", s.returned_dead),
+            ("leases_expired", s.returned_timeout),
+        ];
+        if matches!(self, crate::AnyQueue::Str(_)) {
+            v.push(("lease_bytes", s.lease_bytes));
+        }
+        v
+    }
+
+    /// What `dqs leases` prints: a header line, then one line per open or
+    /// waiting lease, oldest pop first.
+    pub fn lease_listing(&self) -> String {
+        let str_q = matches!(self, crate::AnyQueue::Str(_));
+        let mut o = format!(
+            "{:<20} {:<9} {:>8} {:>8} {:>10} {:>10} {}\n",
+            "lease",
+            "state",
+            "pid",
+            "seq",
+            "age",
+            "left",
+            if str_q { "bytes" } else { "value" }
+        );
+        for l in self.leases() {
+            let left = if l.left_ns == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.3}s", l.left_ns as f64 / 1e9)
+            };
+            o.push_str(&format!(
+                "{:<20} {:<9} {:>8} {:>8} {:>10} {:>10} {}\n",
+                l.id,
+                state_name(l.state),
+                l.pid,
+                l.seq,
+                format!("{:.3}s", l.age_ns as f64 / 1e9),
+                left,
+                l.value
+            ));
+        }
+        o
     }
 }
