@@ -261,10 +261,8 @@ impl<T: Element> IntQueue<T> {
     #[inline]
     pub fn pop(&self) -> Option<T> {
         // HOOK(lease): items back from leases come first (one load).
-        if self.returned_count() != 0 {
-            if let Some(v) = self.pop_returned() {
-                return Some(v);
-            }
+        if self.any_returned() {
+            return self.pop_returned_first();
         }
         match self.ring().try_pop() {
             Ok(v) => {
@@ -326,7 +324,7 @@ impl<T: Element> IntQueue<T> {
         let ring = self.ring();
         let r = block_on(self.consumers(), deadline, || {
             // HOOK(lease): as in `pop`, and in the re-check before a sleep.
-            if self.returned_count() != 0 {
+            if self.any_returned() {
                 if let Some(v) = self.pop_returned() {
                     return Ok(v);
                 }
@@ -456,7 +454,7 @@ impl<T: Element> IntQueue<T> {
     pub fn pop_multi(&self, out: &mut [T]) -> usize {
         // HOOK(lease): items back from leases come first.
         let mut k = 0;
-        while k < out.len() && self.returned_count() != 0 {
+        while k < out.len() && self.any_returned() {
             match self.pop_returned() {
                 Some(v) => out[k] = v,
                 None => break,
@@ -494,10 +492,8 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::clear`].
     pub fn peek(&self) -> Option<T> {
-        if self.returned_count() != 0 {
-            if let Some(v) = self.peek_returned() {
-                return Some(v);
-            }
+        if self.any_returned() {
+            return self.peek_returned();
         }
         self.ring().peek()
     }
@@ -508,7 +504,7 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::clear`].
     pub fn len(&self) -> u64 {
-        self.ring().len() + self.returned_count()
+        self.ring().len() + self.returned_len()
     }
 
     /// Whether the queue is empty (a snapshot).
@@ -604,7 +600,7 @@ impl<T: Element> IntQueue<T> {
         // pushes nor pops.
         let skipped = h.int_skipped().load(Ordering::Relaxed);
         Stats {
-            size: ring.len() + self.returned_count(),
+            size: ring.len() + self.returned_len(),
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
             push_ok: ring.pushed().wrapping_sub(skipped),

@@ -351,27 +351,70 @@ impl<T: Element> IntQueue<T> {
         r
     }
 
-    /// The oldest returned item, for `peek` (a snapshot, no lock).
+    /// `pop` when the header word says items came back from leases: the
+    /// oldest of them, or (another pop was faster) the ring's front.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn pop_returned_first(&self) -> Option<T> {
+        if let Some(v) = self.pop_returned() {
+            return Some(v);
+        }
+        match self.ring().try_pop() {
+            Ok(v) => {
+                self.producers().wake(1);
+                Some(v)
+            }
+            Err(_) => {
+                self.region()
+                    .header()
+                    .pop_empty
+                    .fetch_add(1, Ordering::Relaxed);
+                None
+            }
+        }
+    }
+
+    /// `peek` when items came back from leases: the oldest of them (a
+    /// snapshot, no lock), else the ring's front.
     #[cold]
     #[inline(never)]
     pub(crate) fn peek_returned(&self) -> Option<T> {
-        let t = Table::of(self.region())?;
-        let i = *t.in_state_by_seq(RETURNED).first()?;
-        Some(T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64))
+        if let Some(t) = Table::of(self.region()) {
+            if let Some(&i) = t.in_state_by_seq(RETURNED).first() {
+                return Some(T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64));
+            }
+        }
+        self.ring().peek()
+    }
+
+    /// Whether the header word says items came back from leases: the one
+    /// load a plain pop pays for leases.
+    #[inline(always)]
+    pub(crate) fn any_returned(&self) -> bool {
+        self.region()
+            .header()
+            .lease_returned
+            .load(Ordering::Relaxed)
+            != 0
     }
 
     /// Returned items waiting (the header word, clamped to the table).
     #[inline(always)]
-    pub(crate) fn returned_count(&self) -> u64 {
-        let n = self
-            .region()
+    pub(crate) fn returned_len(&self) -> u64 {
+        if self.any_returned() {
+            self.returned_clamped()
+        } else {
+            0
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn returned_clamped(&self) -> u64 {
+        self.region()
             .header()
             .lease_returned
-            .load(Ordering::Relaxed);
-        if n == 0 {
-            0
-        } else {
-            n.min(self.region().geometry().max_leases)
-        }
+            .load(Ordering::Relaxed)
+            .min(self.region().geometry().max_leases)
     }
 }

@@ -527,6 +527,43 @@ file-backed or anonymous queue. The handle closes it when it is destroyed.
 
 =back
 
+=head2 Leases
+
+A pop that is not final: C<pop_lease> takes the front item so that no other
+consumer gets it, and the queue keeps it as held by this process until
+C<ack> (gone for good) or C<release> (back to the front). B<If the holder
+process dies first (killed by any signal, the OOM killer, a crash, an exit
+without ack), or the lease's optional deadline passes, the item goes back
+to the front of the queue by itself, found within milliseconds by the next
+operation that looks; a stopped holder is alive and keeps it. Nothing is
+lost, and an item is handed out again only when its lease ended without an
+ack, so the one duplicate to expect is an item whose holder died after
+doing the work and before its ack returned.> (Integer queues add one
+narrower case, a leaser killed inside C<pop_lease> racing a plain C<pop>;
+see L<Data::Queue::Shared::Leases>.) All four classes, and the C and Rust
+APIs and C<dqs>, have them; the full explanation is
+L<Data::Queue::Shared::Leases>.
+
+    my ($value, $lease) = $q->pop_lease;                   # empty list if empty
+    my ($value, $lease) = $q->pop_lease($lease_timeout);   # back after that long
+    my ($value, $lease) = $q->pop_lease_wait($timeout, $lease_timeout);
+    my $ok = $q->ack($lease);       # false: the lease had ended (late, returned)
+    my $ok = $q->release($lease);   # or nack: back at the front
+    my $s  = $q->lease_stats;       # max_leases open waiting acked released
+                                    # returned_dead returned_timeout
+    my @l  = $q->leases;            # one hash per open or waiting lease
+
+    # the size of the lease table is set at create (default 64 leases)
+    Data::Queue::Shared::Int->new($path, $cap, { max_leases => 256 });
+    Data::Queue::Shared::Str->new($path, $cap, undef, { max_leases => 256,
+                                                       lease_bytes => 1 << 20 });
+
+When every lease is taken, C<pop_lease> croaks C<... all N leases are taken
+...> and plain C<pop> still works. An C<ack> after the lease's deadline
+returns false: the item has gone back to the queue. A forked child is a
+different holder from its parent. Plain C<push> and C<pop> do not touch the
+lease table (an integer queue's C<pop> reads one header word more).
+
 =head1 Data::Queue::Shared::Str
 
 A bounded deque of strings. Each item takes one 16-byte slot, which
@@ -1596,7 +1633,8 @@ another (see L</Slots>), so a process killed at any instruction (C<SIGKILL>,
 the OOM killer, a crash) leaves every slot free, filled or emptied, never
 half claimed, and nobody waits for it. A consumer killed just after its pop
 took an item loses that item, as any consumer that dies holding what it
-received.
+received; an item taken with C<pop_lease> (see L</Leases>) comes back
+instead.
 
 The one thing a killed process can leave behind is a batch reservation:
 C<push_multi> and C<push_wait_multi> reserve a run of positions with one
@@ -1821,9 +1859,12 @@ The format is meant to be read by other languages. All integers are native
 little-endian (Linux on x86-64 and AArch64); fields marked atomic are updated
 with atomic instructions by the processes using the queue. The file (or
 memfd, or anonymous mapping) is a 320-byte header, then C<capacity> slots,
-then, for Str only, the string arena; nothing else. Its size is exactly
-C<320 + capacity * slot_size + arena_cap>, with C<arena_cap> 0 for the
-integer queues.
+then, for Str only, the string arena, then (format 6) the lease table;
+nothing else. Its size is exactly C<total_size>: C<320 + capacity *
+slot_size + arena_cap> (C<arena_cap> 0 for the integer queues) rounded up
+to 64, plus C<64 * (max_leases + 1)> and, for Str, C<lease_bytes> (the
+body's end alone when C<max_leases> is 0). The lease table is described in
+L<Data::Queue::Shared::Leases/ON-DISK FORMAT>.
 
 =head2 Header
 
@@ -1897,7 +1938,12 @@ compression counters. Unlisted bytes are zero padding.
                                   sum of each one's length and its
                                   compressed length, both rounded up to
                                   8, subtracted (written under the lock)
-       272       (48 bytes)       zero, reserved
+       272 u64   lease_returned   atomic: Int items back from leases,
+                                  waiting in the lease table (format 6)
+       280 u64   max_leases       lease records (format 6)
+       288 u64   lease_off        offset of the lease table (format 6)
+       296 u64   lease_bytes      Str: lease data bytes (format 6)
+       304       (16 bytes)       zero, reserved
 
 A creator sizes the file, whose new bytes are zero (the initial state of
 everything past the geometry, slots included), fills in the geometry
@@ -2187,7 +2233,11 @@ C implementation, whose first 32-bit word is C<0x51554531> followed by its
 format version 1 or 2, are recognised and refused by name (see
 L</COMPATIBILITY>).
 
-The current version is 5. It changed the integer slots and the Str
+The current version is 6. It added the lease table after the body and
+four header fields at offsets 272 to 296 (see
+L<Data::Queue::Shared::Leases/ON-DISK FORMAT>); nothing else moved.
+
+Version 5 changed the integer slots and the Str
 header. Version 4 stored each integer slot's sequence as it is, and a
 creator wrote every slot; version 5 stores the sequence less the slot's
 index (see L</Slots>), so that a new queue is all zero past its header
