@@ -260,15 +260,14 @@ impl<T: Element> IntQueue<T> {
     /// See [`IntQueue::push`].
     #[inline]
     pub fn pop(&self) -> Option<T> {
-        // HOOK(lease): items back from leases come first (one load).
-        if self.any_returned() {
-            return self.pop_returned_first();
-        }
         match self.ring().try_pop() {
             Ok(v) => {
                 self.producers().wake(1);
                 Some(v)
             }
+            // HOOK(lease): items back from leases, once the ring is empty
+            // (one load on this path only; `pop_lease` serves them first).
+            Err(_) if self.any_returned() => self.pop_returned_or_empty(),
             Err(_) => {
                 self.region
                     .header()
@@ -323,13 +322,13 @@ impl<T: Element> IntQueue<T> {
     pub fn pop_wait(&self, deadline: &Deadline) -> Waited<T> {
         let ring = self.ring();
         let r = block_on(self.consumers(), deadline, || {
-            // HOOK(lease): as in `pop`, and in the re-check before a sleep.
-            if self.any_returned() {
-                if let Some(v) = self.pop_returned() {
-                    return Ok(v);
+            // HOOK(lease): as in `pop` (the re-check before a sleep too).
+            match ring.try_pop() {
+                Err(crate::ring::Miss::Settled) if self.any_returned() => {
+                    self.pop_returned().ok_or(crate::ring::Miss::Settled)
                 }
+                r => r,
             }
-            ring.try_pop()
         });
         match r {
             Waited::Done(_) => self.producers().wake(1),
@@ -452,16 +451,15 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::push_multi`] and [`IntQueue::push_slice`].
     pub fn pop_multi(&self, out: &mut [T]) -> usize {
-        // HOOK(lease): items back from leases come first.
-        let mut k = 0;
-        while k < out.len() && self.any_returned() {
+        let mut n = self.pop_run(out);
+        // HOOK(lease): items back from leases, once the ring is empty.
+        while n < out.len() && self.any_returned() {
             match self.pop_returned() {
-                Some(v) => out[k] = v,
+                Some(v) => out[n] = v,
                 None => break,
             }
-            k += 1;
+            n += 1;
         }
-        let n = k + self.pop_run(&mut out[k..]);
         if n == 0 && !out.is_empty() {
             self.region
                 .header()
@@ -492,10 +490,10 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::clear`].
     pub fn peek(&self) -> Option<T> {
-        if self.any_returned() {
-            return self.peek_returned();
+        match self.ring().peek() {
+            None if self.any_returned() => self.peek_returned(),
+            r => r,
         }
-        self.ring().peek()
     }
 
     /// Items in the queue (a snapshot).
@@ -504,7 +502,7 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::clear`].
     pub fn len(&self) -> u64 {
-        self.ring().len() + self.returned_len()
+        self.ring().len()
     }
 
     /// Whether the queue is empty (a snapshot).
@@ -600,7 +598,7 @@ impl<T: Element> IntQueue<T> {
         // pushes nor pops.
         let skipped = h.int_skipped().load(Ordering::Relaxed);
         Stats {
-            size: ring.len() + self.returned_len(),
+            size: ring.len(),
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
             push_ok: ring.pushed().wrapping_sub(skipped),

@@ -43,17 +43,27 @@ for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
         is($l[0]{state}, 'held', 'state held');
         ok($q->release($lb), 'release the second');
         ok($q->nack($la), 'nack (release) the first');
-        is($q->size, 4, 'both back');
-        is($q->pop, $items[0], 'the older pop comes first');
-        my ($v, $l) = $q->pop_lease;
+        is($q->size + $q->lease_stats->{waiting}, 4, 'both back');
+        my ($v, $l0) = $q->pop_lease;
+        is($v, $items[0], 'pop_lease: the older pop comes first');
+        ($v, my $l) = $q->pop_lease;
         is($v, $items[1], 'then the other one');
         ok($q->ack($l), 'ack');
         ok(!$q->ack($l), 'a lease ends once: a second ack is false');
         ok(!$q->release($l), 'and so is a release after it');
-        is_deeply([$q->pop_multi(10)], [@items[2, 3]], 'the rest in order');
+        ok($q->release($l0), 'release the first again');
+        if ($str) {
+            is_deeply([$q->pop_multi(10)], [@items[0, 2, 3]], 'Str: back in the queue, at the front');
+        }
+        else {
+            is($q->size, 2, 'Int: it waits beside the ring (not in size)');
+            is($q->peek, $items[2], 'Int: plain peek sees the ring first');
+            is_deeply([$q->pop_multi(10)], [@items[2, 3, 0]],
+                      'Int: plain pops take the ring, then the returned item');
+        }
         is_deeply([$q->pop_lease], [], 'empty: an empty list');
         $s = $q->lease_stats;
-        is_deeply([@$s{qw(open waiting acked released)}], [0, 0, 1, 2], 'counters');
+        is_deeply([@$s{qw(open waiting acked released)}], [0, 0, 1, 3], 'counters');
         is($q->stats->{mmap_size}, -s $path, 'the file holds the lease table');
         $q->unlink;
     };
@@ -84,7 +94,7 @@ for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
         is($q->size, 0, 'gone from the queue');
         Time::HiRes::sleep(0.1);
         ok(!$q->ack($l), 'an ack after the deadline is false');
-        is($q->size, 1, 'and the item is back');
+        is($q->size + $q->lease_stats->{waiting}, 1, 'and the item is back');
         is($q->lease_stats->{returned_timeout}, 1, 'counted as a timeout');
         ($v, $l) = $q->pop_lease(30);
         ok($q->ack($l), 'an ack in time is true');
@@ -118,7 +128,9 @@ for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
         reap($pid);
         my $s = $q->lease_stats;
         is($s->{returned_dead}, 1, 'the dead child\'s lease came back');
-        is($q->pop, $items[1], 'at the front');
+        my ($back, $bl) = $q->pop_lease;
+        is($back, $items[1], 'at the front');
+        ok($q->ack($bl), 'ack it');
         is($q->pop, $items[2], 'then the rest');
         ok($q->ack($mine), 'the parent still holds its own');
     };

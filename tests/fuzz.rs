@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 use data_queue_shared::layout::{Geometry, HEADER_SIZE};
 use data_queue_shared::region::validate_header;
 use data_queue_shared::ring::Element;
+use data_queue_shared::LeaseError;
 use data_queue_shared::{Deadline, Error, IntQueue, StrQueue, Variant};
 
 // ---------------------------------------------------------------- RNG ----
@@ -126,7 +127,7 @@ struct Status {
     variant: AtomicU64,
 }
 
-const OPS: [&str; 22] = [
+const OPS: [&str; 24] = [
     "setup",
     "push",
     "pop",
@@ -149,6 +150,8 @@ const OPS: [&str; 22] = [
     "is_empty",
     "pop_checked",
     "set_compress",
+    "pop_lease",
+    "ack/release",
 ];
 
 impl Status {
@@ -397,7 +400,21 @@ fn short() -> Deadline {
 fn int_ops<T: Val>(q: &IntQueue<T>, rng: &mut Rng, st: &Status, n: u64) {
     let cap = q.capacity();
     let mut out = [T::from_u64(0); 40];
+    let mut leases: Vec<u64> = Vec::new();
     for _ in 0..n {
+        // Leases (format 6): whatever the table holds, a lease call
+        // returns or fails with a `LeaseError`, never panics or hangs.
+        if rng.chance(15) {
+            lease_op(
+                rng,
+                st,
+                &mut leases,
+                |t| q.pop_lease(t).map(|o| o.map(|x| x.1)),
+                |l, back| if back { q.release(l) } else { q.ack(l) },
+                || q.lease_stats().open + q.leases().len() as u64,
+            );
+            continue;
+        }
         match rng.below(13) {
             0 | 1 => {
                 st.enter(1);
@@ -441,8 +458,11 @@ fn int_ops<T: Val>(q: &IntQueue<T>, rng: &mut Rng, st: &Status, n: u64) {
             }
             10 => {
                 st.enter(9);
+                // Items back from leases wait beside the ring (format 6):
+                // up to `max_leases` more than the capacity.
                 let n = q.len();
-                assert!(n <= cap, "len {n} above capacity {cap}");
+                let most = cap + q.region().geometry().max_leases;
+                assert!(n <= most, "len {n} above capacity {cap} + leases");
                 st.enter(12);
                 q.is_full();
                 st.enter(19);
@@ -451,7 +471,12 @@ fn int_ops<T: Val>(q: &IntQueue<T>, rng: &mut Rng, st: &Status, n: u64) {
             11 => {
                 st.enter(10);
                 let s = q.stats();
-                assert!(s.size <= cap, "stats size {} above capacity {cap}", s.size);
+                let most = cap + q.region().geometry().max_leases;
+                assert!(
+                    s.size <= most,
+                    "stats size {} above capacity {cap} + leases",
+                    s.size
+                );
                 assert_eq!(s.capacity, cap);
             }
             _ => {
@@ -460,6 +485,41 @@ fn int_ops<T: Val>(q: &IntQueue<T>, rng: &mut Rng, st: &Status, n: u64) {
                     q.clear();
                 }
             }
+        }
+    }
+}
+
+/// One lease call: a `pop_lease` (with or without a deadline), an ack or
+/// a release of a lease taken before (or of a made-up id), or a look at
+/// the table.
+fn lease_op(
+    rng: &mut Rng,
+    st: &Status,
+    leases: &mut Vec<u64>,
+    pop: impl Fn(Option<f64>) -> Result<Option<u64>, LeaseError>,
+    end: impl Fn(u64, bool) -> Result<bool, LeaseError>,
+    look: impl Fn() -> u64,
+) {
+    match rng.below(4) {
+        0 | 1 => {
+            st.enter(22);
+            let t = rng.chance(30).then(|| 0.001 * rng.below(3) as f64);
+            if let Ok(Some(l)) = pop(t) {
+                leases.push(l);
+            }
+        }
+        2 => {
+            st.enter(23);
+            let l = if !leases.is_empty() && rng.chance(80) {
+                leases.swap_remove(rng.below(leases.len() as u64) as usize)
+            } else {
+                rng.next()
+            };
+            let _ = end(l, rng.chance(50));
+        }
+        _ => {
+            st.enter(10);
+            look();
         }
     }
 }
@@ -477,7 +537,22 @@ fn str_ops(q: &StrQueue, rng: &mut Rng, st: &Status, n: u64) {
             _ => rng.below(300) as usize,
         }
     };
+    let mut leases: Vec<u64> = Vec::new();
     for _ in 0..n {
+        if rng.chance(15) {
+            lease_op(
+                rng,
+                st,
+                &mut leases,
+                |t| {
+                    let mut b = Vec::new();
+                    q.pop_lease(t, &mut b).map(|o| o.map(|x| x.1))
+                },
+                |l, back| if back { q.release(l) } else { q.ack(l) },
+                || q.lease_stats().open + q.leases().len() as u64,
+            );
+            continue;
+        }
         let op = rng.below(17);
         match op {
             0 | 1 => {
@@ -902,9 +977,18 @@ fn scribble(base: usize, geo: Geometry, seed: u64, writes: u64, stop: &AtomicBoo
         if stop.load(Ordering::Relaxed) {
             return;
         }
-        let off = match rng.below(10) {
+        let lease_words = if geo.max_leases == 0 {
+            0
+        } else {
+            (64 * geo.max_leases + geo.lease_bytes + 48) / 8
+        };
+        let off = match rng.below(12) {
+            // the lease table (format 6) past the Int lease lock's two
+            // words, which name a live holder as the Str lock's do (the
+            // Str lock has a timeout here; the lease lock waits a second)
+            10 | 11 if lease_words > 0 => geo.lease_off + 16 + 8 * rng.below(lease_words),
             // run-time header words (lines 1-4), 8-byte aligned
-            0..=4 => 64 + 8 * rng.below(32),
+            0..=4 | 10 | 11 => 64 + 8 * rng.below(32),
             // slot words
             5..=7 => HEADER_SIZE as u64 + 4 * rng.below((slots_end - HEADER_SIZE as u64) / 4),
             // the arena, or line 0 (copied at attach, so harmless)

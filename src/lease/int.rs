@@ -18,6 +18,9 @@ type LResult<T> = std::result::Result<T, LeaseError>;
 /// look for dead holders at least this often.
 const LOOK_EVERY_SECS: f64 = 0.05;
 
+/// Longest wait for the Int lease lock (see `lease_lock`).
+const LOCK_SECS: f64 = 1.0;
+
 /// What one `pop_lease` attempt found.
 enum Got<T> {
     Item(T, u64),
@@ -29,20 +32,22 @@ impl<T: Element> IntQueue<T> {
         Table::of(self.region()).ok_or(LeaseError::NoLeases)
     }
 
-    /// Take the table lock (forever: it is held for a few microseconds by
-    /// a live holder), repairing the table after a dead holder.
-    fn lease_lock<'a>(&self, t: &Table<'a>) -> LockGuard<'a> {
+    /// Take the table lock, repairing the table after a dead holder. A
+    /// live holder keeps it for microseconds; one that keeps it for
+    /// [`LOCK_SECS`] is stopped (or the word was scribbled with a live
+    /// pid): then the operation fails with [`LeaseError::LockTimeout`].
+    fn lease_lock<'a>(&self, t: &Table<'a>) -> LResult<LockGuard<'a>> {
         let (g, got) = LockGuard::acquire_robust(
             &t.head.lock,
             &t.head.lock_owner,
-            || Deadline::FOREVER,
+            || Deadline::after_secs(LOCK_SECS),
             false,
         )
-        .unwrap_or_else(|_| unreachable!("a wait without deadline or signals ends with the lock"));
+        .map_err(|_| LeaseError::LockTimeout)?;
         if got.recovered {
             self.lease_recover(t);
         }
-        g
+        Ok(g)
     }
 
     /// After a takeover: settle the dead holder's `TAKING` record (see the
@@ -100,7 +105,7 @@ impl<T: Element> IntQueue<T> {
     /// ring. Wakes consumers for items it returned.
     fn pop_lease_once(&self, timeout: Option<f64>) -> LResult<Got<T>> {
         let t = self.lease_table()?;
-        let g = self.lease_lock(&t);
+        let g = self.lease_lock(&t)?;
         let now = now_ns();
         let mut woke = self.lease_look(&t, now, SCAN_NS);
         let mut forced = false;
@@ -266,7 +271,7 @@ impl<T: Element> IntQueue<T> {
 
     fn end_lease(&self, lease: u64, back: bool) -> LResult<bool> {
         let t = self.lease_table()?;
-        let g = self.lease_lock(&t);
+        let g = self.lease_lock(&t)?;
         let now = now_ns();
         let mut woke = self.lease_look(&t, now, SCAN_NS);
         let r = match t.held_by_me(lease) {
@@ -319,7 +324,9 @@ impl<T: Element> IntQueue<T> {
     }
 
     fn lease_look_now(&self, t: &Table<'_>) {
-        let g = self.lease_lock(t);
+        let Ok(g) = self.lease_lock(t) else {
+            return;
+        };
         let n = self.lease_look(t, now_ns(), 0);
         drop(g);
         if n > 0 {
@@ -333,7 +340,7 @@ impl<T: Element> IntQueue<T> {
     #[inline(never)]
     pub(crate) fn pop_returned(&self) -> Option<T> {
         let t = Table::of(self.region())?;
-        let g = self.lease_lock(&t);
+        let g = self.lease_lock(&t).ok()?;
         let r = match t.in_state_by_seq(RETURNED).first() {
             Some(&i) => {
                 let (gen, _) = t.state(i);
@@ -351,40 +358,29 @@ impl<T: Element> IntQueue<T> {
         r
     }
 
-    /// `pop` when the header word says items came back from leases: the
-    /// oldest of them, or (another pop was faster) the ring's front.
+    /// `pop` when the ring was empty and the header word says items came
+    /// back from leases: the oldest of them, or none (counted as empty).
     #[cold]
     #[inline(never)]
-    pub(crate) fn pop_returned_first(&self) -> Option<T> {
-        if let Some(v) = self.pop_returned() {
-            return Some(v);
+    pub(crate) fn pop_returned_or_empty(&self) -> Option<T> {
+        let r = self.pop_returned();
+        if r.is_none() {
+            self.region()
+                .header()
+                .pop_empty
+                .fetch_add(1, Ordering::Relaxed);
         }
-        match self.ring().try_pop() {
-            Ok(v) => {
-                self.producers().wake(1);
-                Some(v)
-            }
-            Err(_) => {
-                self.region()
-                    .header()
-                    .pop_empty
-                    .fetch_add(1, Ordering::Relaxed);
-                None
-            }
-        }
+        r
     }
 
-    /// `peek` when items came back from leases: the oldest of them (a
-    /// snapshot, no lock), else the ring's front.
+    /// `peek` of an empty ring when items came back from leases: the
+    /// oldest of them (a snapshot, no lock).
     #[cold]
     #[inline(never)]
     pub(crate) fn peek_returned(&self) -> Option<T> {
-        if let Some(t) = Table::of(self.region()) {
-            if let Some(&i) = t.in_state_by_seq(RETURNED).first() {
-                return Some(T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64));
-            }
-        }
-        self.ring().peek()
+        let t = Table::of(self.region())?;
+        let i = *t.in_state_by_seq(RETURNED).first()?;
+        Some(T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64))
     }
 
     /// Whether the header word says items came back from leases: the one
@@ -396,25 +392,5 @@ impl<T: Element> IntQueue<T> {
             .lease_returned
             .load(Ordering::Relaxed)
             != 0
-    }
-
-    /// Returned items waiting (the header word, clamped to the table).
-    #[inline(always)]
-    pub(crate) fn returned_len(&self) -> u64 {
-        if self.any_returned() {
-            self.returned_clamped()
-        } else {
-            0
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn returned_clamped(&self) -> u64 {
-        self.region()
-            .header()
-            .lease_returned
-            .load(Ordering::Relaxed)
-            .min(self.region().geometry().max_leases)
     }
 }

@@ -173,7 +173,9 @@ pub enum LeaseError {
     BadLease(u64),
     /// The lease is held by another process (its pid).
     NotHolder(u64, u32),
-    /// Str: the queue lock timeout passed.
+    /// The lock guarding the table stayed held by a live process: the
+    /// Str queue lock past the handle's lock timeout, or the integer
+    /// queues' lease lock for a second.
     LockTimeout,
     /// Str: the leased item could not be decoded (it was acked: gone).
     Corrupt(Error),
@@ -523,9 +525,12 @@ impl<'a> Table<'a> {
             let (gen, st) = self.state(i);
             match st {
                 HELD => {}
-                FREE | TAKING | RETURNED | RETURNING => continue,
+                FREE | RETURNED => continue,
                 _ => {
-                    // Hostile memory: not a state we write. Forget it.
+                    // Hostile memory: not a state we write, or a `TAKING`
+                    // or `RETURNING` record, which live only inside an
+                    // operation under the lock we hold (a dead holder's
+                    // were settled by the takeover). Forget it.
                     self.set(i, gen, FREE);
                     continue;
                 }

@@ -15,22 +15,29 @@ fn int_lease_ack_release_and_order() {
     assert_eq!((a, b), (1, 2));
     assert_eq!(q.len(), 2);
     assert_eq!(q.lease_stats().open, 2);
-    // Released in the other order, they come back in pop order.
+    // Released in the other order, they come back in pop order, first
+    // for pop_lease; they wait beside the ring (not in len).
     assert!(q.release(lb).unwrap());
     assert!(q.release(la).unwrap());
-    assert_eq!(q.len(), 4);
-    assert_eq!(q.peek(), Some(1));
-    assert_eq!(q.pop(), Some(1));
+    assert_eq!(q.len(), 2);
+    assert_eq!(q.lease_stats().waiting, 2);
+    let (v, l) = q.pop_lease(None).unwrap().unwrap();
+    assert_eq!(v, 1);
+    assert!(q.release(l).unwrap());
+    // Plain pops take the ring's items first, then the returned ones.
+    assert_eq!(q.peek(), Some(3));
+    let mut out = [0i64; 3];
+    assert_eq!(q.pop_multi(&mut out), 3);
+    assert_eq!(out, [3, 4, 1]);
+    assert_eq!(q.peek(), Some(2));
     let (v, l) = q.pop_lease(None).unwrap().unwrap();
     assert_eq!(v, 2);
     assert!(q.ack(l).unwrap());
     assert!(!q.ack(l).unwrap(), "a lease ends once");
     assert!(!q.release(l).unwrap());
-    let mut out = [0i64; 4];
-    assert_eq!(q.pop_multi(&mut out), 2);
-    assert_eq!(&out[..2], &[3, 4]);
+    assert_eq!(q.pop(), None);
     let s = q.lease_stats();
-    assert_eq!((s.open, s.waiting, s.acked, s.released), (0, 0, 1, 2));
+    assert_eq!((s.open, s.waiting, s.acked, s.released), (0, 0, 1, 3));
 }
 
 #[test]

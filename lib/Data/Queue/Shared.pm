@@ -562,7 +562,11 @@ When every lease is taken, C<pop_lease> croaks C<... all N leases are taken
 ...> and plain C<pop> still works. An C<ack> after the lease's deadline
 returns false: the item has gone back to the queue. A forked child is a
 different holder from its parent. Plain C<push> and C<pop> do not touch the
-lease table (an integer queue's C<pop> reads one header word more).
+lease table (an integer queue's C<pop> that finds its ring empty reads one
+header word more). An integer queue keeps returned items beside its ring:
+C<pop_lease> serves them first, plain pops once the ring is empty, and
+C<size> does not count them (see
+L<Data::Queue::Shared::Leases/Where returned items go>).
 
 =head1 Data::Queue::Shared::Str
 
