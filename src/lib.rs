@@ -166,6 +166,8 @@
 //! 0                          320                    header
 //! 320                        capacity * slot_size   slots
 //! 320 + capacity*slot_size   arena_cap (Str only)   string arena
+//! lease_off (body end, up     64 * (max_leases + 1)  lease table (format 6;
+//!   to a multiple of 64)       + lease_bytes          see the [`lease`] module)
 //! ```
 //!
 //! and nothing else: its size is exactly `total_size`. Map all of it
@@ -237,7 +239,12 @@
 //!                             the lock)
 //! 264  u64   compressed_saved Str: arena bytes they saved, ever: the sum
 //!                             of align8(length) - align8(stored length)
-//! 272        (48 bytes)       zero, reserved
+//! 272  u64   lease_returned   Int: items back from leases, waiting in the
+//!                             lease table (atomic; format 6)
+//! 280  u64   max_leases       lease records (0 ..= 65536; format 6)
+//! 288  u64   lease_off        offset of the lease table (format 6)
+//! 296  u64   lease_bytes      Str: lease data bytes (format 6)
+//! 304        (16 bytes)       zero, reserved
 //! ```
 //!
 //! **Creating and attaching.** A creator sizes the file (new bytes are
@@ -394,7 +401,9 @@
 //! `spare` words may gain meanings only together with a version bump.
 //! The files of the C implementation of the Perl module (first 32-bit
 //! word [`region::C_IMPL_MAGIC`], then its format version 1 or 2) are
-//! refused with an error that names them.
+//! refused with an error that names them. Version 6 added the lease table
+//! after the body and the header fields at 272 ..= 296 (see [`lease`]);
+//! version 5's files are refused.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
