@@ -588,7 +588,9 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!((s.size, s.capacity), (1, 2));
     /// assert_eq!((s.push_ok, s.pop_ok, s.push_full, s.pop_empty), (2, 1, 1, 0));
     /// assert_eq!((s.push_waiters, s.pop_waiters), (0, 0));
-    /// assert_eq!(s.mmap_size, 320 + 2 * 16); // header + two 16-byte slots
+    /// // header + two 16-byte slots, then (on a 64-byte boundary) the
+    /// // default lease table: a 64-byte head and 64 records
+    /// assert_eq!(s.mmap_size, 384 + 65 * 64);
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {

@@ -41,11 +41,11 @@ fn mapping_rss_kib(base: usize) -> u64 {
 fn check<T: Element>(what: &str, q: &IntQueue<T>) {
     let base = std::ptr::from_ref(q.region().header()) as usize;
     let len = q.region().mapped_len();
-    assert_eq!(
-        len,
-        data_queue_shared::layout::HEADER_SIZE as u64
-            + SLOTS * std::mem::size_of::<T::Slot>() as u64
-    );
+    // Header and slots, then (format 6) the default lease table: a
+    // 64-byte head and 64 records on a 64-byte boundary.
+    let body = data_queue_shared::layout::HEADER_SIZE as u64
+        + SLOTS * std::mem::size_of::<T::Slot>() as u64;
+    assert_eq!(len, ((body + 63) & !63) + 65 * 64);
     let created = mapping_rss_kib(base);
     assert!(
         created <= 64,
