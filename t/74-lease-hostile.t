@@ -44,6 +44,18 @@ for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
             seek $fh, $off, 0;
             print {$fh} pack 'Q<', $v;
         }
+        # And aimed writes: a record made "returned" (state 3) or "held"
+        # (2) with a scribbled value: for Str an offset and length into
+        # (or far past) the lease data area, which a return must check.
+        for (1 .. 1 + int rand 4) {
+            my $rec = $lease_off + 64 * (1 + int rand 8);
+            my $off = (0, 8, 4096, 2**20, 2**31, 2**32 - 8)[rand 6];
+            my $len = (0, 5, 64, 4096, 2**31 - 1, 2**31 + 5)[rand 6];
+            seek $fh, $rec, 0;
+            print {$fh} pack 'Q<', (7 << 8) | (rand() < 0.7 ? 3 : 2);
+            seek $fh, $rec + 24, 0;
+            print {$fh} pack 'Q<', $off * 2**32 + $len;
+        }
         close $fh;
         my $pid = spawn(sub {
             my $c = $class->new($path, 16);
