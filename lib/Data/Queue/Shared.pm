@@ -263,7 +263,7 @@ this module (see L</COMPATIBILITY>):
     Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue
     file (it holds a Str queue)
     Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue
-    file (too small: 100 bytes, a queue header alone is 256)
+    file (too small: 100 bytes, a queue header alone is 320)
 
 =head2 new (anonymous)
 
@@ -295,7 +295,7 @@ stays yours to close, and L</memfd> of the new handle returns the duplicate.
 The header is validated as for L</new>. Errors:
 
     Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
-    queue file (too small: 0 bytes, a queue header alone is 256)
+    queue file (too small: 0 bytes, a queue header alone is 320)
     Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
     queue file (a character device, not a memfd or regular file)
     Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
@@ -487,7 +487,7 @@ Slot count.
 
 =item mmap_size
 
-Bytes mapped: the 256-byte header plus the slots.
+Bytes mapped: the 320-byte header plus the slots.
 
 =item push_ok, pop_ok
 
@@ -898,7 +898,7 @@ no trailing newline (so Perl appends your file and line):
 
     Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue file (bad magic)
     Data::Queue::Shared::Int->unlink: cannot unlink anonymous or memfd queue
-    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible queue file (too small: 0 bytes, a queue header alone is 256)
+    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible queue file (too small: 0 bytes, a queue header alone is 320)
     Data::Queue::Shared::Str->push: string of 5001 bytes exceeds the arena of 5000 bytes
     Data::Queue::Shared::Str->push_multi: cannot push undef
 

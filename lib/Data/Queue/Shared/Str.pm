@@ -122,7 +122,7 @@ Any other value is used as given and reported exactly by
 C<< $q->stats->{arena_cap} >>. Items are placed on 8-byte boundaries, so
 the usable part is that size rounded down to a multiple of 8: an arena of
 5001 bytes holds at most 5000 bytes of strings. The mapping is
-C<256 + 16 * capacity + arena_cap> bytes, and for files and memfds all of
+C<320 + 16 * capacity + arena_cap> bytes, and for files and memfds all of
 it is reserved when the queue is created.
 
 When C<new> attaches to an existing file, the arena size stored in it wins,
