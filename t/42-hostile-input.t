@@ -51,8 +51,8 @@ subtest 'integer pushes refuse undef and references' => sub {
     }
 };
 
-# Geometry fields of the header: offset and pack format (ON-DISK FORMAT in
-# the POD: all little-endian).
+# Geometry fields of the header: offset and pack format (HEADER in
+# Data::Queue::Shared::Format: all little-endian).
 my %FIELD = (
     version     => [8,  'V'],
     variant     => [12, 'V'],
