@@ -156,7 +156,7 @@
 //!
 //! The format is stable within a format version, fixed-width, pointer-free
 //! and documented here so that another language can attach (the Perl
-//! manual's ON-DISK FORMAT section says the same). The authoritative
+//! manual's Data::Queue::Shared::Format says the same). The authoritative
 //! definitions are the `#[repr(C)]` types in [`layout`], checked by
 //! compile-time asserts. All integers are native little-endian (Linux on
 //! x86-64 and AArch64). The file (or memfd, or anonymous mapping) is:
