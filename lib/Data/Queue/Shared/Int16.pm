@@ -45,22 +45,26 @@ their manual, with C<Int> standing for any of them:
 
 =item *
 
-L<Data::Queue::Shared/CONSTRUCTORS>: C<new> (with a path, or C<undef> for
+L<CONSTRUCTORS|Data::Queue::Shared/CONSTRUCTORS>: C<new> (with a path, or C<undef> for
 anonymous memory), C<new_memfd>, C<new_from_fd>.
 
 =item *
 
-L<Data::Queue::Shared/METHODS>: L<Data::Queue::Shared/Timeouts>, L<Data::Queue::Shared/"Single items"> (C<push>, C<pop>,
-C<push_wait>, C<pop_wait>, C<peek>), L<Data::Queue::Shared/Batches>, L<Data::Queue::Shared/State>
-(C<size>, C<capacity>, C<is_empty>, C<is_full>, C<stats>) and
-L<Data::Queue::Shared/Management> (C<clear>, C<sync>, C<unlink>, C<path>, C<memfd>).
+L<METHODS|Data::Queue::Shared/METHODS>: L<timeouts|Data::Queue::Shared/Timeouts>, L<single
+items|Data::Queue::Shared/"Single items"> (C<push>, C<pop>, C<push_wait>, C<pop_wait>,
+C<peek>), L<batches|Data::Queue::Shared/Batches>, L<state|Data::Queue::Shared/State> (C<size>,
+C<capacity>, C<is_empty>, C<is_full>, C<stats>) and
+L<management|Data::Queue::Shared/Management> (C<clear>, C<sync>, C<unlink>, C<path>,
+C<memfd>).
 
 =item *
 
-L<Data::Queue::Shared/"EVENT LOOPS">, L<Data::Queue::Shared/"FAST METHOD CALLS">, L<Data::Queue::Shared/KEYWORDS>
-(C<q_int16_push>, C<q_int16_pop>, C<q_int16_peek>, C<q_int16_size>), L<Data::Queue::Shared/ERRORS>,
-L<Data::Queue::Shared/"WAKE-UPS AND SIGNALS">, L<Data::Queue::Shared/"FORK AND THREADS">,
-L<Data::Queue::Shared/SECURITY>, L<Data::Queue::Shared/"CRASH SAFETY"> and L<Data::Queue::Shared/COMPATIBILITY>.
+L<EVENT LOOPS|Data::Queue::Shared/"EVENT LOOPS">, L<FAST METHOD CALLS|Data::Queue::Shared/"FAST METHOD
+CALLS">, L<KEYWORDS|Data::Queue::Shared/KEYWORDS> (C<q_int16_push>, C<q_int16_pop>,
+C<q_int16_peek>, C<q_int16_size>), L<ERRORS|Data::Queue::Shared/ERRORS>, L<WAKE-UPS AND
+SIGNALS|Data::Queue::Shared/"WAKE-UPS AND SIGNALS">, L<FORK AND THREADS|Data::Queue::Shared/"FORK AND
+THREADS">, L<SECURITY|Data::Queue::Shared/SECURITY>, L<CRASH SAFETY|Data::Queue::Shared/"CRASH SAFETY">
+and L<COMPATIBILITY|Data::Queue::Shared/COMPATIBILITY>.
 
 =item *
 

@@ -62,20 +62,23 @@ as it finished). So, unlike the integer queues, a Str queue is exact:
 C<peek> sees the real front item, C<pop_multi> and C<drain> take their
 batch in one piece, and C<clear> leaves nothing behind.
 
-What L<Data::Queue::Shared>, the main page, says about
-L<Data::Queue::Shared/Timeouts>, L<Data::Queue::Shared/"WAKE-UPS AND
-SIGNALS"> (for the waiting itself), L<Data::Queue::Shared/sync>,
-L<Data::Queue::Shared/unlink>, L<Data::Queue::Shared/path> and
-L<Data::Queue::Shared/memfd> holds for Str unchanged, and so do its
-L<Data::Queue::Shared/"EVENT LOOPS">, L<Data::Queue::Shared/"FAST METHOD
-CALLS">, L<Data::Queue::Shared/KEYWORDS> (C<q_str_push>, C<q_str_pop>,
-C<q_str_peek>, C<q_str_size>), L<Data::Queue::Shared/ERRORS>,
-L<Data::Queue::Shared/"FORK AND THREADS">, L<Data::Queue::Shared/SECURITY>,
-L<Data::Queue::Shared/"CRASH SAFETY"> and
-L<Data::Queue::Shared/COMPATIBILITY>. This page has the rest: how a Str
-queue differs from an integer queue, and what only a Str queue has. The
-layout of a Str queue in memory, for other languages, is in
-L<Data::Queue::Shared::Format/"STR QUEUES">.
+What the main page, L<Data::Queue::Shared>, says about
+L<timeouts|Data::Queue::Shared/Timeouts>, L<wake-ups and
+signals|Data::Queue::Shared/"WAKE-UPS AND SIGNALS"> (for the waiting
+itself), L<sync|Data::Queue::Shared/sync>,
+L<unlink|Data::Queue::Shared/unlink>, L<path|Data::Queue::Shared/path>
+and L<memfd|Data::Queue::Shared/memfd> holds for Str unchanged, and so
+does what it says under L<EVENT LOOPS|Data::Queue::Shared/"EVENT LOOPS">,
+L<FAST METHOD CALLS|Data::Queue::Shared/"FAST METHOD CALLS">,
+L<KEYWORDS|Data::Queue::Shared/KEYWORDS> (C<q_str_push>, C<q_str_pop>,
+C<q_str_peek>, C<q_str_size>), L<ERRORS|Data::Queue::Shared/ERRORS>,
+L<FORK AND THREADS|Data::Queue::Shared/"FORK AND THREADS">,
+L<SECURITY|Data::Queue::Shared/SECURITY>, L<CRASH
+SAFETY|Data::Queue::Shared/"CRASH SAFETY"> and
+L<COMPATIBILITY|Data::Queue::Shared/COMPATIBILITY>. This page has the
+rest: how a Str queue differs from an integer queue, and what only a Str
+queue has. The layout of a Str queue in memory, for other languages, is
+in L<Data::Queue::Shared::Format/"STR QUEUES">.
 
 =head1 CONSTRUCTORS
 
@@ -86,9 +89,10 @@ L<Data::Queue::Shared::Format/"STR QUEUES">.
     my $q = Data::Queue::Shared::Str->new_memfd($name, $capacity, $arena_bytes);
     my $q = Data::Queue::Shared::Str->new_from_fd($fd);
 
-They work as the integer L<Data::Queue::Shared/new>,
-L<Data::Queue::Shared/"new (anonymous)">, L<Data::Queue::Shared/new_memfd>
-and L<Data::Queue::Shared/new_from_fd> do: same capacity rule, file
+They work as the integer L<new|Data::Queue::Shared/new>, L<new
+(anonymous)|Data::Queue::Shared/"new (anonymous)">,
+L<new_memfd|Data::Queue::Shared/new_memfd> and
+L<new_from_fd|Data::Queue::Shared/new_from_fd> do: same capacity rule, file
 creation and mode, header
 checks and errors. The one addition is C<$arena_bytes>, the size of the
 string arena:
@@ -387,7 +391,7 @@ every producer and every consumer blocked in a C<*_wait> method.
 
 =item sync, unlink, path, memfd
 
-As for the integer queues.
+As for the integer queues (see L<Data::Queue::Shared/Management>).
 
 =item stats
 
