@@ -1400,8 +1400,11 @@ script says more.
 
 Measured numbers belong to one machine and one day, so they are not in
 this manual: F<bench/RESULTS.pod> in the distribution holds the last
-run of each benchmark on the development machine, with what the numbers
+runs of F<bench/vs.pl>, of C<cargo bench --bench ring> and of
+F<bench/compress.pl> on the development machine, with what the numbers
 show (C<perldoc bench/RESULTS.pod> in an unpacked tarball or a checkout).
+The measurements behind the L</KEYWORDS> and the L</"FAST METHOD CALLS">
+are given where those are described.
 
 =head1 SEE ALSO
 
