@@ -22,7 +22,7 @@ use DQSTest ();
 
 our @EXPORT = qw(
     scratch_dir fresh_path mode_of slurp spew
-    fd_open fd_flags memfd_sealed_ok race_creators
+    fd_open fd_flags fd_count maps_count memfd_sealed_ok race_creators
 );
 
 use constant F_GET_SEALS   => 1034;
@@ -71,6 +71,19 @@ sub fd_flags {
     open my $fh, '<', "/proc/self/fdinfo/$fd" or return undef;
     while (<$fh>) { return oct $1 if /^flags:\s*([0-7]+)/ }
     return undef;
+}
+
+# How many fds this process has open, and how many mappings it has (lines
+# of /proc/self/maps), for the tests that check nothing leaks.
+sub fd_count {
+    opendir my $d, '/proc/self/fd' or die "opendir /proc/self/fd: $!";
+    return scalar grep { /^\d+$/ } readdir $d;
+}
+
+sub maps_count {
+    open my $m, '<', '/proc/self/maps' or die "open /proc/self/maps: $!";
+    my @l = <$m>;
+    return scalar @l;
 }
 
 # The checks every memfd queue passes, seven of them: its fd is
