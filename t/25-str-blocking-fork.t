@@ -12,7 +12,6 @@ use DQSTest::Backing;
 use DQSTest::Blocking;
 use DQSTest::Files;
 use Test::More;
-use Time::HiRes ();
 
 # Waits sleep until woken or timed out, never a slice at a time: a lost
 # wake-up costs the whole wait (and fails) instead of a quarter second.
