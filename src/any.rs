@@ -31,7 +31,8 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::layout::{Geometry, Variant, HEADER_SIZE};
 use crate::region::{incompatible, small_file_error, validate_header, Region, Request};
-use crate::{IntQueue, Stats, StrQueue};
+use crate::stats::Stats;
+use crate::{IntQueue, StrQueue};
 
 /// A handle on a queue of any of the four variants.
 pub enum AnyQueue {

@@ -96,9 +96,9 @@ use crate::intq::IntQueue;
 use crate::layout::Variant;
 use crate::notify::Notifier;
 use crate::ring::Element;
+use crate::stats::Stats;
 use crate::strq::StrQueue;
 use crate::wait::Waited;
-use crate::Stats;
 
 /// The operation happened (pushed, popped, peeked).
 pub const DQS_DONE: c_int = 1;
