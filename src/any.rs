@@ -23,6 +23,7 @@
 //! std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+use std::ffi::CStr;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
@@ -311,6 +312,107 @@ impl AnyQueue {
             AnyQueue::Int16(q) => q.clear(),
             AnyQueue::Str(q) => q.clear(),
         }
+    }
+
+    /// Create or attach to the queue file `path` of `variant`, as the typed
+    /// queues' `open` do ([`IntQueue::open`], [`StrQueue::open`]; `arena`
+    /// is ignored for integer variants). An existing file's geometry wins.
+    ///
+    /// # Errors
+    /// As the typed constructors.
+    pub fn open(
+        path: impl AsRef<Path>,
+        variant: Variant,
+        capacity: u64,
+        arena: u64,
+        mode: u32,
+    ) -> Result<AnyQueue> {
+        let p = path.as_ref();
+        Ok(match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::open(p, capacity, mode)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::open(p, capacity, mode)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::open(p, capacity, mode)?),
+            Variant::Str => AnyQueue::Str(StrQueue::open(p, capacity, arena, mode)?),
+        })
+    }
+
+    /// A queue of `variant` in anonymous shared memory, as
+    /// [`IntQueue::anonymous`] and [`StrQueue::anonymous`].
+    ///
+    /// # Errors
+    /// As the typed constructors.
+    pub fn anonymous(variant: Variant, capacity: u64, arena: u64) -> Result<AnyQueue> {
+        Ok(match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::anonymous(capacity)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::anonymous(capacity)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::anonymous(capacity)?),
+            Variant::Str => AnyQueue::Str(StrQueue::anonymous(capacity, arena)?),
+        })
+    }
+
+    /// A queue of `variant` in a new memfd labelled `name`, as
+    /// [`IntQueue::memfd`] and [`StrQueue::memfd`].
+    ///
+    /// # Errors
+    /// As the typed constructors.
+    pub fn memfd(name: &CStr, variant: Variant, capacity: u64, arena: u64) -> Result<AnyQueue> {
+        Ok(match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::memfd(name, capacity)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::memfd(name, capacity)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::memfd(name, capacity)?),
+            Variant::Str => AnyQueue::Str(StrQueue::memfd(name, capacity, arena)?),
+        })
+    }
+
+    /// Attach to the queue of `variant` behind `fd` (duplicated), as
+    /// [`IntQueue::from_fd`] and [`StrQueue::from_fd`].
+    ///
+    /// # Errors
+    /// As the typed constructors.
+    pub fn from_fd(fd: i32, variant: Variant) -> Result<AnyQueue> {
+        Ok(match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::from_fd(fd)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::from_fd(fd)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::from_fd(fd)?),
+            Variant::Str => AnyQueue::Str(StrQueue::from_fd(fd)?),
+        })
+    }
+
+    /// The Str queue, or `None` for the integer variants.
+    #[inline]
+    pub fn as_str(&self) -> Option<&StrQueue> {
+        match self {
+            AnyQueue::Str(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// The file path (NUL-terminated), or `None` for anonymous, memfd and
+    /// fd-attached queues.
+    pub fn path(&self) -> Option<&CStr> {
+        self.region().path()
+    }
+
+    /// The memfd (or attached fd), or -1.
+    pub fn fd(&self) -> i32 {
+        self.region().fd()
+    }
+
+    /// Flush a file-backed mapping to its file (`msync`).
+    ///
+    /// # Errors
+    /// The `msync` failure.
+    pub fn sync(&self) -> Result<()> {
+        self.region().sync()
+    }
+
+    /// Remove the backing file (handles keep working).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for anonymous and memfd queues, or the
+    /// `unlink` failure.
+    pub fn unlink(&self) -> Result<()> {
+        self.region().unlink()
     }
 }
 

@@ -1,6 +1,11 @@
 //! [`Stats`]: the counters and gauges a queue reports, shared by every
 //! queue type and the C ABI (`DqsStats`).
 
+// For the doc links only: the queues depend on this module, not the
+// other way round.
+#[cfg(doc)]
+use crate::{IntQueue, StrQueue};
+
 /// A snapshot of a queue's counters and gauges (what Perl's `stats` shows).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -13,10 +18,9 @@ pub struct Stats {
     pub mmap_size: u64,
     /// Successful pushes.
     pub push_ok: u64,
-    /// Successful pops. Items an
-    /// [`IntQueue::clear`](crate::IntQueue::clear) removes count as pops
-    /// (so `push_ok - pop_ok` is the size); those a
-    /// [`StrQueue::clear`](crate::StrQueue::clear) removes do not.
+    /// Successful pops. Items an [`IntQueue::clear`] removes count as
+    /// pops (so `push_ok - pop_ok` is the size); those a
+    /// [`StrQueue::clear`] removes do not.
     pub pop_ok: u64,
     /// Pushes that found the queue full (and waits that timed out full).
     pub push_full: u64,

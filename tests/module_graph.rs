@@ -4,10 +4,10 @@
 //! The graph is read from the sources: a module is a file `src/NAME.rs` or
 //! a folder `src/NAME/`, and it depends on every module it names as
 //! `crate::NAME` (or through a name the crate root re-exports, such as
-//! `crate::IntQueue`) outside comments and test code (items under a
-//! `#[cfg(...test...)]`, and the files of such `mod NAME;` items). The crate
-//! root and the binaries are not modules here. Run with `--nocapture` to
-//! print the graph.
+//! `crate::IntQueue`) outside comments, test code (items under a
+//! `#[cfg(...test...)]`, and the files of such `mod NAME;` items) and
+//! doc-only imports (`#[cfg(doc)]`). The crate root and the binaries are
+//! not modules here. Run with `--nocapture` to print the graph.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -75,7 +75,9 @@ fn strip_tests(code: &str, test_mods: &mut BTreeSet<String>) -> String {
     while let Some(at) = rest.find("#[cfg(") {
         let attr_end = at + rest[at..].find(']').unwrap() + 1;
         let attr = &rest[at..attr_end];
-        let test_only = attr.contains("test") && !attr.contains("not(test)");
+        // Doc-only items (imports for doc links) are no dependency either.
+        let test_only =
+            (attr.contains("test") && !attr.contains("not(test)")) || attr == "#[cfg(doc)]";
         if !test_only {
             out.push_str(&rest[..attr_end]);
             rest = &rest[attr_end..];
