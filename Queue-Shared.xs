@@ -17,6 +17,10 @@
 
 #include "data_queue_shared.h"
 
+/* The hot helpers, inlined even into the large pp functions of the method
+ * short cut (gcc's own budget leaves them out of line there). */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
 #define N_INT_CLASSES 3
 #define CLASS_STR 3
 #define CLASS_STR_NAME "Data::Queue::Shared::Str"
@@ -88,7 +92,7 @@ dqs_self_slow(pTHX_ SV *self, int ix, CV *cv, const char *kw)
 
 /* The handle behind a queue object, or a croak naming the method (or the
  * keyword `kw`). */
-PERL_STATIC_INLINE DqsQueue *
+ALWAYS_INLINE DqsQueue *
 dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
 {
     if (SvROK(self)) {
@@ -281,7 +285,7 @@ deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
 /* An integer to push: undef and plain references are refused, as for Str
  * (undef is how pop says "empty"; a reference's address is no value);
  * overloaded objects are numified. Runs get-magic exactly once. */
-PERL_STATIC_INLINE IV
+ALWAYS_INLINE IV
 int_value(pTHX_ SV *sv, int ix, CV *cv, const char *kw)
 {
     SvGETMAGIC(sv);
@@ -354,7 +358,7 @@ push_ivs(pTHX_ SV **sp, const int64_t *buf, size_t n)
 /* A string to push: undef and plain references are refused (a queue item
  * is a string; undef is how pop says "empty"); overloaded objects are
  * stringified. Runs get-magic and overloading exactly once. */
-PERL_STATIC_INLINE const char *
+ALWAYS_INLINE const char *
 str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv, const char *kw)
 {
     const char *p;
@@ -429,7 +433,7 @@ str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int may_point, DqsStrItem 
     return items;
 }
 
-PERL_STATIC_INLINE SV *
+ALWAYS_INLINE SV *
 str_sv(pTHX_ SV *sv, const DqsStrItem *it)
 {
     /* A TARG reused call after call already has a buffer that fits: copy
@@ -535,10 +539,13 @@ budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
  * then the handle. `targ` receives a returned value. PL_stack_sp is read
  * again after the conversions: they may run Perl code.
  */
+/* Inlined into each pp function (the method short cut's and the keywords'):
+ * a call of its own cost the pair about 20 instructions of register saves. */
+#define OP_HELPER ALWAYS_INLINE
 #define OP_RETURN1(sv) STMT_START { *PL_stack_sp = (sv); return NORMAL; } STMT_END
 #define OP_RETURN2(sv) STMT_START { *--PL_stack_sp = (sv); return NORMAL; } STMT_END
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_int_push(pTHX_ int ix, CV *cv, const char *kw)
 {
     SV *self = PL_stack_sp[-1];
@@ -549,7 +556,7 @@ op_int_push(pTHX_ int ix, CV *cv, const char *kw)
     OP_RETURN2(boolSV(dqs_int_push(dqs_self_as(aTHX_ self, ix, cv, kw), (int64_t)v) == DQS_DONE));
 }
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_int_pop(pTHX_ int ix, int peek, CV *cv, const char *kw, SV *targ)
 {
     SV *self = *PL_stack_sp;
@@ -563,7 +570,7 @@ op_int_pop(pTHX_ int ix, int peek, CV *cv, const char *kw, SV *targ)
     OP_RETURN1(targ);
 }
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_size(pTHX_ int ix, CV *cv, const char *kw, SV *targ)
 {
     SV *self = *PL_stack_sp;
@@ -572,7 +579,7 @@ op_size(pTHX_ int ix, CV *cv, const char *kw, SV *targ)
     OP_RETURN1(targ);
 }
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_str_push(pTHX_ int front, CV *cv, const char *kw)
 {
     SV *self = PL_stack_sp[-1];
@@ -590,7 +597,7 @@ op_str_push(pTHX_ int front, CV *cv, const char *kw)
     OP_RETURN2(boolSV(rc == DQS_DONE));
 }
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_str_pop(pTHX_ int back, int peek, CV *cv, const char *kw, SV *targ)
 {
     SV *self = *PL_stack_sp;
