@@ -21,6 +21,12 @@
  * short cut (gcc's own budget leaves them out of line there). */
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
+/* Perl 5.36 makes the first buffer of a new PV without sv_grow's checks
+ * for an existing one (and has newSV_type inline: sv_inline.h). */
+#ifndef sv_grow_fresh
+#  define sv_grow_fresh(sv, len) sv_grow((sv), (len))
+#endif
+
 #define N_INT_CLASSES 3
 #define CLASS_STR 3
 #define CLASS_STR_NAME "Data::Queue::Shared::Str"
@@ -326,10 +332,11 @@ int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int64_t *stackbuf)
 
 /* Push the integers buf[0..n) onto the Perl stack as new mortals. An IV
  * lives in the SV head (sv.h, SET_SVANY_FOR_BODYLESS_IV), so a new SV
- * needs no body and no sv_setiv upgrade: its any-pointer, flags and value
- * are all there is to set. Room on the Perl and mortal stacks is made
- * once; newSV touches neither, so their tops stay in registers. Returns
- * the new stack pointer. */
+ * needs no body and no sv_setiv upgrade: newSV_type(SVt_IV) (inline from
+ * perl 5.36: an SV head off the arena) sets its any-pointer; flags and
+ * value are all that is left to set. Room on the Perl and mortal stacks is
+ * made once; newSV_type touches neither, so their tops stay in registers.
+ * Returns the new stack pointer. */
 static SV **
 push_ivs(pTHX_ SV **sp, const int64_t *buf, size_t n)
 {
@@ -341,8 +348,7 @@ push_ivs(pTHX_ SV **sp, const int64_t *buf, size_t n)
     ix = PL_tmps_ix;
     tmps = PL_tmps_stack;
     for (i = 0; i < n; i++) {
-        SV *sv = newSV(0);
-        SET_SVANY_FOR_BODYLESS_IV(sv);
+        SV *sv = newSV_type(SVt_IV);
         SvFLAGS(sv) = SVt_IV | SVf_IOK | SVp_IOK | SVs_TEMP;
         SvIV_set(sv, (IV)buf[i]);
         tmps[++ix] = sv;
@@ -456,8 +462,9 @@ str_sv(pTHX_ SV *sv, const DqsStrItem *it)
 }
 
 /* Push the items its[0..n) onto the Perl stack as new mortal strings,
- * each made in one allocation of the right size (newSV(len) makes the PV),
- * not sv_newmortal + sv_setpvn. Stacks extended once, as push_ivs. */
+ * each a PV made as such (newSV_type(SVt_PV), inline from perl 5.36: no
+ * sv_upgrade from an empty SV) with one buffer allocation of the right
+ * size, not sv_newmortal + sv_setpvn. Stacks extended once, as push_ivs. */
 static SV **
 push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
 {
@@ -470,8 +477,8 @@ push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
     tmps = PL_tmps_stack;
     for (i = 0; i < n; i++) {
         const DqsStrItem *it = &its[i];
-        SV *sv = newSV(it->len ? it->len : 1);
-        char *d = SvPVX(sv);
+        SV *sv = newSV_type(SVt_PV);
+        char *d = sv_grow_fresh(sv, it->len + 1);
         memcpy(d, it->ptr, it->len);
         d[it->len] = '\0';
         SvCUR_set(sv, it->len);
