@@ -324,8 +324,10 @@ int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int64_t *stackbuf)
     }
     for (i = 0; i < n; i++) {
         SV *sv = svs[i];
-        buf[i] = SvIOK(sv) && !SvGMAGICAL(sv) && !SvROK(sv) ? (int64_t)SvIVX(sv)
-                                                             : (int64_t)int_value(aTHX_ sv, ix, cv, NULL);
+        /* a plain integer (one flag test): what int_value takes first */
+        buf[i] = (SvFLAGS(sv) & (SVf_IOK | SVs_GMG | SVf_ROK)) == SVf_IOK
+                     ? (int64_t)SvIVX(sv)
+                     : (int64_t)int_value(aTHX_ sv, ix, cv, NULL);
     }
     return buf;
 }
