@@ -463,6 +463,17 @@ str_sv(pTHX_ SV *sv, const DqsStrItem *it)
     return sv;
 }
 
+/* A string buffer perl will free with Safefree (NULL if out of memory).
+ * Where Newx is malloc with checks around it (no perl malloc, no memory
+ * debugging headers, no host allocator), malloc itself; the caller keeps
+ * errno as Newx does. */
+#if !defined(MYMALLOC) && !defined(PERL_TRACK_MEMPOOL) && !defined(PERL_DEBUG_READONLY_COW) \
+    && !defined(PERL_IMPLICIT_SYS) && !defined(USE_MDH)
+#  define PV_MALLOC(size) ((char *)malloc(size))
+#else
+#  define PV_MALLOC(size) ((char *)safemalloc(size))
+#endif
+
 /* Push the items its[0..n) onto the Perl stack as new mortal strings,
  * each a PV made as such (newSV_type(SVt_PV), inline from perl 5.36: no
  * sv_upgrade from an empty SV) with one buffer allocation of the right
@@ -473,6 +484,7 @@ push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
     SSize_t ix;
     SV **tmps;
     size_t i;
+    dSAVE_ERRNO;
     EXTEND(sp, (SSize_t)n);
     EXTEND_MORTAL((SSize_t)n);
     ix = PL_tmps_ix;
@@ -480,7 +492,13 @@ push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
     for (i = 0; i < n; i++) {
         const DqsStrItem *it = &its[i];
         SV *sv = newSV_type(SVt_PV);
-        char *d = sv_grow_fresh(sv, it->len + 1);
+        /* the bytes, the NUL, and the spare byte copy-on-write counts in */
+        STRLEN size = it->len + 2;
+        char *d = PV_MALLOC(size);
+        if (UNLIKELY(!d))
+            Newx(d, size, char); /* perl's own out-of-memory handling */
+        SvPV_set(sv, d);
+        SvLEN_set(sv, size);
         memcpy(d, it->ptr, it->len);
         d[it->len] = '\0';
         SvCUR_set(sv, it->len);
@@ -489,6 +507,7 @@ push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
         *++sp = sv;
     }
     PL_tmps_ix = ix;
+    RESTORE_ERRNO;
     return sp;
 }
 #define PUSH_STRS(its, n) (SP = push_strs(aTHX_ SP, (its), (n)))
