@@ -407,10 +407,11 @@ str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int may_point, DqsStrItem 
      * happened (and croaks for undef in the order the copy would give). */
     for (i = 0; may_point && i < n; i++) {
         SV *sv = svs[i];
-        if ((SvFLAGS(sv) & (SVf_POK | SVs_GMG | SVf_ROK)) == SVf_POK) {
+        const U32 flags = SvFLAGS(sv); /* read once: the stores below may alias */
+        if ((flags & (SVf_POK | SVs_GMG | SVf_ROK)) == SVf_POK) {
             items[i].ptr = (const uint8_t *)SvPVX(sv);
             items[i].len = SvCUR(sv);
-            items[i].utf8 = SvUTF8(sv) ? 1 : 0;
+            items[i].utf8 = flags & SVf_UTF8 ? 1 : 0;
         }
         else if (SvGMAGICAL(sv) || SvROK(sv))
             may_point = 0;

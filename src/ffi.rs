@@ -915,14 +915,16 @@ pub unsafe extern "C" fn dqs_str_push_multi(
     // Batches of up to BATCH_ON_STACK items are described on the stack: a
     // heap Vec per call cost more than the 100 pushes of a typical batch
     // (glibc consolidated its free lists on every such allocation).
+    // Uninitialised: only the first `n` are written and read.
     const BATCH_ON_STACK: usize = 128;
-    let mut on_stack: [(&[u8], bool); BATCH_ON_STACK] = [(&[], false); BATCH_ON_STACK];
+    let mut on_stack = [std::mem::MaybeUninit::<(&[u8], bool)>::uninit(); BATCH_ON_STACK];
     let heap: Vec<(&[u8], bool)>;
     let batch: &[(&[u8], bool)] = if n <= BATCH_ON_STACK {
         for (slot, it) in on_stack.iter_mut().zip(items) {
-            *slot = item(it);
+            slot.write(item(it));
         }
-        &on_stack[..n]
+        // SAFETY: the loop wrote the first `n` entries (`n <= BATCH_ON_STACK`).
+        unsafe { std::slice::from_raw_parts(on_stack.as_ptr().cast::<(&[u8], bool)>(), n) }
     } else {
         heap = items.iter().map(item).collect();
         &heap
