@@ -1169,19 +1169,7 @@ impl<'a, T: Element> Ring<'a, T> {
                     Ordering::SeqCst,
                     Ordering::Relaxed,
                 ) {
-                    Ok(_) => {
-                        let mut n = 0usize;
-                        for i in 0..m {
-                            let p = pos.wrapping_add(i);
-                            if self.slot(p).publish(self.lap(p), vals[n]) {
-                                n += 1;
-                                if n == 1 {
-                                    self.hit(Hook::PushReserved);
-                                }
-                            }
-                        }
-                        return Ok(n);
-                    }
+                    Ok(_) => return Ok(self.publish_run(pos, m, vals)),
                     Err(cur) => pos = cur,
                 }
             } else if d > 0 {
@@ -1193,6 +1181,31 @@ impl<'a, T: Element> Ring<'a, T> {
             }
         }
         Err(Miss::Settled)
+    }
+
+    /// Publish `vals` in order into the reserved positions `pos .. pos + m`
+    /// (`m <= vals.len()`), passing over a slot a peer filled or a
+    /// consumer gave up; how many went in. Out of line: with only the run's
+    /// own state live, the 16-byte CAS of each slot leaves the loop enough
+    /// registers (inlined into the reservation walk it spilled and reloaded
+    /// five of them per item).
+    #[inline(never)]
+    fn publish_run(&self, pos: u64, m: u64, vals: &[T]) -> usize {
+        debug_assert!(m <= vals.len() as u64);
+        let mut n = 0usize;
+        for i in 0..m {
+            let p = pos.wrapping_add(i);
+            // SAFETY: n <= i < m <= vals.len() (one item per position at
+            // most), so `n` indexes `vals`.
+            let v = unsafe { *vals.get_unchecked(n) };
+            if self.slot(p).publish(self.lap(p), v) {
+                n += 1;
+                if n == 1 {
+                    self.hit(Hook::PushReserved);
+                }
+            }
+        }
+        n
     }
 
     /// Pop up to `out.len()` items in queue order, slot by slot; returns

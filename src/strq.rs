@@ -202,6 +202,8 @@ use crate::sync::{AtomicU32, Ordering};
 use crate::wait::{block_on, Side, Waited};
 use crate::Stats;
 
+mod batch;
+
 /// One item's slot. See the module documentation for the field layout.
 #[repr(C)]
 struct StrSlot {
