@@ -1886,15 +1886,9 @@ mod tests {
         // batch is about to reserve: reserve first, as the batch would...
         let p = reserve(&tail, 3);
         assert!(slots[1].publish(0, 50));
-        // ...and publish the way try_push_batch does after its CAS.
+        // ...and publish as try_push_batch does after its CAS.
         let vals = [1, 2, 3];
-        let mut n = 0;
-        for i in 0..3 {
-            let q = p + i;
-            if slots[q as usize].publish(q & !7, vals[n]) {
-                n += 1;
-            }
-        }
+        let n = r.publish_run(p, 3, &vals);
         assert_eq!(n, 2, "one value left for the next call");
         assert_eq!(r.try_push_batch(&vals[n..]), Ok(1));
         let mut out = [0; 8];
