@@ -647,6 +647,7 @@ op_str_pop(pTHX_ int back, int peek, CV *cv, const char *kw, SV *targ)
 }
 
 #include "fastcall.h"
+#include "methods.h"
 
 #ifdef HAVE_XS_PARSE_KEYWORD
 /*
@@ -762,6 +763,10 @@ register_keywords(pTHX)
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared::Int
 
 PROTOTYPES: DISABLE
+
+# The class the DqsQueue * typemap checks for: the alias index here (Int,
+# Int32, Int16), CLASS_STR in the Str section.
+#define SECTION_CLASS ix
 
 BOOT:
 {
@@ -1116,7 +1121,6 @@ size(q)
   ALIAS:
     Data::Queue::Shared::Int32::size = 1
     Data::Queue::Shared::Int16::size = 2
-    Data::Queue::Shared::Str::size = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -1130,7 +1134,6 @@ capacity(q)
   ALIAS:
     Data::Queue::Shared::Int32::capacity = 1
     Data::Queue::Shared::Int16::capacity = 2
-    Data::Queue::Shared::Str::capacity = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -1144,7 +1147,6 @@ is_empty(q)
   ALIAS:
     Data::Queue::Shared::Int32::is_empty = 1
     Data::Queue::Shared::Int16::is_empty = 2
-    Data::Queue::Shared::Str::is_empty = 3
   PPCODE:
     ST(0) = boolSV(dqs_size(q) == 0);
     XSRETURN(1);
@@ -1155,7 +1157,6 @@ is_full(q)
   ALIAS:
     Data::Queue::Shared::Int32::is_full = 1
     Data::Queue::Shared::Int16::is_full = 2
-    Data::Queue::Shared::Str::is_full = 3
   PPCODE:
     ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
     XSRETURN(1);
@@ -1166,7 +1167,6 @@ clear(q)
   ALIAS:
     Data::Queue::Shared::Int32::clear = 1
     Data::Queue::Shared::Int16::clear = 2
-    Data::Queue::Shared::Str::clear = 3
   PPCODE:
     (void)dqs_clear(q);
     XSRETURN_EMPTY;
@@ -1177,7 +1177,6 @@ sync(q)
   ALIAS:
     Data::Queue::Shared::Int32::sync = 1
     Data::Queue::Shared::Int16::sync = 2
-    Data::Queue::Shared::Str::sync = 3
   PREINIT:
     DqsError err;
   PPCODE:
@@ -1191,7 +1190,6 @@ memfd(q)
   ALIAS:
     Data::Queue::Shared::Int32::memfd = 1
     Data::Queue::Shared::Int16::memfd = 2
-    Data::Queue::Shared::Str::memfd = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -1205,7 +1203,6 @@ eventfd(q)
   ALIAS:
     Data::Queue::Shared::Int32::eventfd = 1
     Data::Queue::Shared::Int16::eventfd = 2
-    Data::Queue::Shared::Str::eventfd = 3
   PREINIT:
     dXSTARG;
     DqsError err;
@@ -1225,21 +1222,11 @@ eventfd_set(self, fd_sv)
   ALIAS:
     Data::Queue::Shared::Int32::eventfd_set = 1
     Data::Queue::Shared::Int16::eventfd_set = 2
-    Data::Queue::Shared::Str::eventfd_set = 3
   PREINIT:
     dXSTARG;
-    DqsError err;
     IV fd;
   PPCODE:
-    SvGETMAGIC(fd_sv);
-    if (!SvOK(fd_sv) || !looks_like_number(fd_sv))
-        croak("%s->%s: fd must be a file descriptor number", CLASS(ix), METHOD);
-    fd = SvIV_nomg(fd_sv);
-    /* -1 (what fileno returns without one) turns notification off */
-    if (fd < -1 || fd > INT_MAX)
-        croak("%s->%s: fd %" IVdf " is not a valid file descriptor", CLASS(ix), METHOD, fd);
-    if (dqs_eventfd_set(dqs_self(aTHX_ self, ix, cv), (int)fd, &err) != 0)
-        croak_err(aTHX_ ix, cv, &err);
+    fd = m_eventfd_set(aTHX_ self, fd_sv, ix, cv);
     XSprePUSH;
     PUSHi(fd);
     XSRETURN(1);
@@ -1250,7 +1237,6 @@ fileno(q)
   ALIAS:
     Data::Queue::Shared::Int32::fileno = 1
     Data::Queue::Shared::Int16::fileno = 2
-    Data::Queue::Shared::Str::fileno = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -1264,19 +1250,8 @@ notify(q)
   ALIAS:
     Data::Queue::Shared::Int32::notify = 1
     Data::Queue::Shared::Int16::notify = 2
-    Data::Queue::Shared::Str::notify = 3
-  PREINIT:
-    DqsError err;
-    int rc;
   PPCODE:
-    PERL_UNUSED_VAR(ix);
-    /* False without an eventfd, or when the write failed ($! says why,
-     * e.g. EBADF after the fd was closed from Perl): never a croak, so a
-     * producer cannot die on a watcher's mistake. */
-    rc = dqs_notify(q, &err);
-    if (rc == DQS_ERROR)
-        SETERRNO(err.os_errno, 0);
-    ST(0) = boolSV(rc == DQS_DONE);
+    ST(0) = m_notify(aTHX_ q);
     XSRETURN(1);
 
 void
@@ -1285,23 +1260,12 @@ eventfd_consume(q)
   ALIAS:
     Data::Queue::Shared::Int32::eventfd_consume = 1
     Data::Queue::Shared::Int16::eventfd_consume = 2
-    Data::Queue::Shared::Str::eventfd_consume = 3
   PREINIT:
     dXSTARG;
-    DqsError err;
-    uint64_t count = 0;
-    int rc;
+    uint64_t count;
   PPCODE:
-    PERL_UNUSED_VAR(ix);
-    /* The count; undef when nothing is pending (as in the C
-     * implementation), without an eventfd, or when the read failed ($!
-     * set). */
-    rc = dqs_eventfd_consume(q, &count, &err);
-    if (rc != DQS_DONE || count == 0) {
-        if (rc == DQS_ERROR)
-            SETERRNO(err.os_errno, 0);
+    if (!m_eventfd_consume(aTHX_ q, &count))
         XSRETURN_UNDEF;
-    }
     XSprePUSH;
     PUSHu((UV)count);
     XSRETURN(1);
@@ -1312,7 +1276,6 @@ path(q)
   ALIAS:
     Data::Queue::Shared::Int32::path = 1
     Data::Queue::Shared::Int16::path = 2
-    Data::Queue::Shared::Str::path = 3
   PREINIT:
     const char *p;
   PPCODE:
@@ -1329,25 +1292,9 @@ unlink(self, path_sv = NULL)
   ALIAS:
     Data::Queue::Shared::Int32::unlink = 1
     Data::Queue::Shared::Int16::unlink = 2
-    Data::Queue::Shared::Str::unlink = 3
-  PREINIT:
-    DqsError err;
-    int rc;
   PPCODE:
-    if (SvROK(self)) {
-        rc = dqs_unlink(dqs_self(aTHX_ self, ix, cv), &err);
-    } else {
-        const char *path = path_sv ? str_arg(aTHX_ path_sv, ix, cv, "path") : NULL;
-        if (!path)
-            croak("%s->%s: a path is required", CLASS(ix), METHOD);
-        rc = dqs_unlink_path(path, &err);
-    }
-    if (rc == 0)
-        XSRETURN_YES;
-    if (err.kind != DQS_E_IO)
-        croak_err(aTHX_ ix, cv, &err);
-    SETERRNO(err.os_errno, 0);
-    XSRETURN_NO;
+    ST(0) = m_unlink(aTHX_ self, path_sv, ix, cv);
+    XSRETURN(1);
 
 void
 stats(q)
@@ -1355,32 +1302,8 @@ stats(q)
   ALIAS:
     Data::Queue::Shared::Int32::stats = 1
     Data::Queue::Shared::Int16::stats = 2
-    Data::Queue::Shared::Str::stats = 3
-  PREINIT:
-    DqsStats s;
-    HV *hv;
   PPCODE:
-    dqs_stats(q, &s);
-    hv = newHV();
-    hv_stores(hv, "size", newSVuv((UV)s.size));
-    hv_stores(hv, "capacity", newSVuv((UV)s.capacity));
-    hv_stores(hv, "mmap_size", newSVuv((UV)s.mmap_size));
-    hv_stores(hv, "push_ok", newSVuv((UV)s.push_ok));
-    hv_stores(hv, "pop_ok", newSVuv((UV)s.pop_ok));
-    hv_stores(hv, "push_full", newSVuv((UV)s.push_full));
-    hv_stores(hv, "pop_empty", newSVuv((UV)s.pop_empty));
-    hv_stores(hv, "recoveries", newSVuv((UV)s.recoveries));
-    hv_stores(hv, "push_waiters", newSVuv((UV)s.push_waiters));
-    hv_stores(hv, "pop_waiters", newSVuv((UV)s.pop_waiters));
-    if (dqs_variant(q) == DQS_STR) {
-        hv_stores(hv, "arena_cap", newSVuv((UV)s.arena_cap));
-        hv_stores(hv, "arena_used", newSVuv((UV)s.arena_used));
-        hv_stores(hv, "lock_acquired", newSVuv((UV)s.lock_acquired));
-        hv_stores(hv, "lock_contended", newSVuv((UV)s.lock_contended));
-        hv_stores(hv, "compressed", newSVuv((UV)s.compressed));
-        hv_stores(hv, "compressed_saved", newSVuv((UV)s.compressed_saved));
-    }
-    ST(0) = sv_2mortal(newRV_noinc((SV *)hv));
+    ST(0) = m_stats(aTHX_ q);
     XSRETURN(1);
 
 void
@@ -1389,26 +1312,9 @@ DESTROY(self)
   ALIAS:
     Data::Queue::Shared::Int32::DESTROY = 1
     Data::Queue::Shared::Int16::DESTROY = 2
-    Data::Queue::Shared::Str::DESTROY = 3
-  PREINIT:
-    SV *obj;
-    IV iv;
-    MAGIC *mg;
   PPCODE:
     PERL_UNUSED_VAR(ix);
-    /* Only our own objects (a blessed IV made by wrap_handle, of one of
-     * our classes or a subclass); this unmaps the handle and never touches
-     * shared state. */
-    if (SvROK(self)) {
-        obj = SvRV(self);
-        if (SvOBJECT(obj) && SvTYPE(obj) < SVt_PVAV && SvIOKp(obj) && (iv = SvIVX(obj)) != 0
-            && SvSMAGICAL(obj) && (mg = mg_findext(obj, PERL_MAGIC_ext, &handle_vtbl)) != NULL
-            && mg->mg_ptr == INT2PTR(char *, iv) && is_our_object(aTHX_ self)) {
-            SvIV_set(obj, 0);
-            mg->mg_ptr = NULL;
-            dqs_close(INT2PTR(DqsQueue *, iv));
-        }
-    }
+    m_destroy(aTHX_ self);
     XSRETURN_EMPTY;
 
 void
@@ -1416,7 +1322,6 @@ CLONE_SKIP(...)
   ALIAS:
     Data::Queue::Shared::Int32::CLONE_SKIP = 1
     Data::Queue::Shared::Int16::CLONE_SKIP = 2
-    Data::Queue::Shared::Str::CLONE_SKIP = 3
   PPCODE:
     PERL_UNUSED_VAR(ix);
     PERL_UNUSED_VAR(items);
@@ -1506,6 +1411,171 @@ new_from_fd(class_sv, fd_sv)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
     XSRETURN(1);
+
+# The methods every class has (their bodies shared through methods.h);
+# SECTION_CLASS is the class the DqsQueue * typemap checks for.
+
+#undef SECTION_CLASS
+#define SECTION_CLASS CLASS_STR
+
+void
+size(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHu((UV)dqs_size(q));
+    XSRETURN(1);
+
+void
+capacity(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHu((UV)dqs_capacity(q));
+    XSRETURN(1);
+
+void
+is_empty(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = boolSV(dqs_size(q) == 0);
+    XSRETURN(1);
+
+void
+is_full(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
+    XSRETURN(1);
+
+void
+clear(q)
+    DqsQueue *q
+  PPCODE:
+    (void)dqs_clear(q);
+    XSRETURN_EMPTY;
+
+void
+sync(q)
+    DqsQueue *q
+  PREINIT:
+    DqsError err;
+  PPCODE:
+    if (dqs_sync(q, &err) != 0)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    XSRETURN_YES;
+
+void
+memfd(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHi((IV)dqs_memfd(q));
+    XSRETURN(1);
+
+void
+eventfd(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+    DqsError err;
+    int fd;
+  PPCODE:
+    fd = dqs_eventfd(q, &err);
+    if (fd < 0)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    XSprePUSH;
+    PUSHi((IV)fd);
+    XSRETURN(1);
+
+void
+eventfd_set(self, fd_sv)
+    SV *self
+    SV *fd_sv
+  PREINIT:
+    dXSTARG;
+    IV fd;
+  PPCODE:
+    fd = m_eventfd_set(aTHX_ self, fd_sv, CLASS_STR, cv);
+    XSprePUSH;
+    PUSHi(fd);
+    XSRETURN(1);
+
+void
+fileno(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHi((IV)dqs_eventfd_fileno(q));
+    XSRETURN(1);
+
+void
+notify(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = m_notify(aTHX_ q);
+    XSRETURN(1);
+
+void
+eventfd_consume(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+    uint64_t count;
+  PPCODE:
+    if (!m_eventfd_consume(aTHX_ q, &count))
+        XSRETURN_UNDEF;
+    XSprePUSH;
+    PUSHu((UV)count);
+    XSRETURN(1);
+
+void
+path(q)
+    DqsQueue *q
+  PREINIT:
+    const char *p;
+  PPCODE:
+    p = dqs_path(q);
+    if (!p)
+        XSRETURN_UNDEF;
+    ST(0) = sv_2mortal(newSVpv(p, 0));
+    XSRETURN(1);
+
+void
+unlink(self, path_sv = NULL)
+    SV *self
+    SV *path_sv
+  PPCODE:
+    ST(0) = m_unlink(aTHX_ self, path_sv, CLASS_STR, cv);
+    XSRETURN(1);
+
+void
+stats(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = m_stats(aTHX_ q);
+    XSRETURN(1);
+
+void
+DESTROY(self)
+    SV *self
+  PPCODE:
+    m_destroy(aTHX_ self);
+    XSRETURN_EMPTY;
+
+void
+CLONE_SKIP(...)
+  PPCODE:
+    PERL_UNUSED_VAR(items);
+    XSRETURN_IV(1);
 
 void
 push(self, value)
