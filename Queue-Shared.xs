@@ -21,12 +21,6 @@
  * short cut (gcc's own budget leaves them out of line there). */
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
-/* Perl 5.36 makes the first buffer of a new PV without sv_grow's checks
- * for an existing one (and has newSV_type inline: sv_inline.h). */
-#ifndef sv_grow_fresh
-#  define sv_grow_fresh(sv, len) sv_grow((sv), (len))
-#endif
-
 #define N_INT_CLASSES 3
 #define CLASS_STR 3
 #define CLASS_STR_NAME "Data::Queue::Shared::Str"
