@@ -1105,19 +1105,7 @@ impl<'a, T: Element> Ring<'a, T> {
                     Ordering::SeqCst,
                     Ordering::Relaxed,
                 ) {
-                    Ok(_) => {
-                        let mut n = 0usize;
-                        for i in 0..m {
-                            let p = pos.wrapping_add(i);
-                            if self.slot(p).publish(self.lap(p), vals[n]) {
-                                n += 1;
-                                if n == 1 {
-                                    self.hit(Hook::PushReserved);
-                                }
-                            }
-                        }
-                        return Ok(n);
-                    }
+                    Ok(_) => return Ok(self.publish_run(pos, m, vals)),
                     Err(cur) => pos = cur,
                 }
             } else if d > 0 {
@@ -1129,6 +1117,31 @@ impl<'a, T: Element> Ring<'a, T> {
             }
         }
         Err(Miss::Settled)
+    }
+
+    /// Publish `vals` in order into the reserved positions `pos .. pos + m`
+    /// (`m <= vals.len()`), passing over a slot a peer filled or a
+    /// consumer gave up; how many went in. Out of line: with only the run's
+    /// own state live, the 16-byte CAS of each slot leaves the loop enough
+    /// registers (inlined into the reservation walk it spilled and reloaded
+    /// five of them per item).
+    #[inline(never)]
+    fn publish_run(&self, pos: u64, m: u64, vals: &[T]) -> usize {
+        debug_assert!(m <= vals.len() as u64);
+        let mut n = 0usize;
+        for i in 0..m {
+            let p = pos.wrapping_add(i);
+            // SAFETY: n <= i < m <= vals.len() (one item per position at
+            // most), so `n` indexes `vals`.
+            let v = unsafe { *vals.get_unchecked(n) };
+            if self.slot(p).publish(self.lap(p), v) {
+                n += 1;
+                if n == 1 {
+                    self.hit(Hook::PushReserved);
+                }
+            }
+        }
+        n
     }
 
     /// Pop up to `out.len()` items in queue order, slot by slot; returns
@@ -1809,15 +1822,9 @@ mod tests {
         // batch is about to reserve: reserve first, as the batch would...
         let p = reserve(&tail, 3);
         assert!(slots[1].publish(0, 50));
-        // ...and publish the way try_push_batch does after its CAS.
+        // ...and publish as try_push_batch does after its CAS.
         let vals = [1, 2, 3];
-        let mut n = 0;
-        for i in 0..3 {
-            let q = p + i;
-            if slots[q as usize].publish(q & !7, vals[n]) {
-                n += 1;
-            }
-        }
+        let n = r.publish_run(p, 3, &vals);
         assert_eq!(n, 2, "one value left for the next call");
         assert_eq!(r.try_push_batch(&vals[n..]), Ok(1));
         let mut out = [0; 8];

@@ -202,6 +202,8 @@ use crate::sync::{AtomicU32, Ordering};
 use crate::testpoint::KillPoint;
 use crate::wait::{block_on, Miss, Side, Waited};
 
+mod batch;
+
 /// One item's slot. See the module documentation for the field layout.
 #[repr(C)]
 struct StrSlot {

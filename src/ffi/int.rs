@@ -125,7 +125,11 @@ pub unsafe extern "C" fn dqs_int_push_multi(
     }
     // SAFETY: live handle; `vals` holds `n` items.
     let (q, vals) = unsafe { (&*q, std::slice::from_raw_parts(vals, n)) };
-    with_int!(q, iq => iq.push_multi(vals.iter().map(|&v| Element::from_i64(v))), 0)
+    match &q.queue {
+        // The values as they are: no narrowing copy.
+        AnyQueue::Int(iq) => iq.push_slice(vals),
+        _ => with_int!(q, iq => iq.push_multi(vals.iter().map(|&v| Element::from_i64(v))), 0),
+    }
 }
 
 /// Pop up to `n` items, oldest first, into `out` (caller-owned);
@@ -140,7 +144,11 @@ pub unsafe extern "C" fn dqs_int_pop_multi(q: *const DqsQueue, out: *mut i64, n:
     }
     // SAFETY: live handle; `out` holds `n` writable items.
     let (q, out) = unsafe { (&*q, std::slice::from_raw_parts_mut(out, n)) };
-    with_int!(q, iq => pop_widened(iq, out), 0)
+    match &q.queue {
+        // Straight into `out`: no widening copy.
+        AnyQueue::Int(iq) => iq.pop_multi(out),
+        _ => with_int!(q, iq => pop_widened(iq, out), 0),
+    }
 }
 
 /// Pop into `out` through a small buffer of the queue's own width.

@@ -192,22 +192,9 @@ pub unsafe extern "C" fn dqs_str_push_multi(
     let items = unsafe { std::slice::from_raw_parts(items, n) };
     // SAFETY: each entry's bytes are readable per the contract.
     let item = |it: &DqsStrItem| (unsafe { bytes(it.ptr, it.len) }, it.utf8 != 0);
-    // Batches of up to BATCH_ON_STACK items are described on the stack: a
-    // heap Vec per call cost more than the 100 pushes of a typical batch
-    // (glibc consolidated its free lists on every such allocation).
-    const BATCH_ON_STACK: usize = 128;
-    let mut on_stack: [(&[u8], bool); BATCH_ON_STACK] = [(&[], false); BATCH_ON_STACK];
-    let heap: Vec<(&[u8], bool)>;
-    let batch: &[(&[u8], bool)] = if n <= BATCH_ON_STACK {
-        for (slot, it) in on_stack.iter_mut().zip(items) {
-            *slot = item(it);
-        }
-        &on_stack[..n]
-    } else {
-        heap = items.iter().map(item).collect();
-        &heap
-    };
-    match sq.push_multi(batch) {
+    // Read where they lie: no copy of the batch (a heap Vec per call cost
+    // more than the 100 pushes of a typical batch).
+    match sq.push_multi_iter(items.iter().map(item)) {
         Ok(k) => k as isize,
         Err(e) => {
             set_error(err, &e);
