@@ -17,6 +17,10 @@
 
 #include "data_queue_shared.h"
 
+/* The hot helpers, inlined even into the large pp functions of the method
+ * short cut (gcc's own budget leaves them out of line there). */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
 #define N_INT_CLASSES 3
 #define CLASS_STR 3
 #define CLASS_STR_NAME "Data::Queue::Shared::Str"
@@ -88,7 +92,7 @@ dqs_self_slow(pTHX_ SV *self, int ix, CV *cv, const char *kw)
 
 /* The handle behind a queue object, or a croak naming the method (or the
  * keyword `kw`). */
-PERL_STATIC_INLINE DqsQueue *
+ALWAYS_INLINE DqsQueue *
 dqs_self_as(pTHX_ SV *self, int ix, CV *cv, const char *kw)
 {
     if (SvROK(self)) {
@@ -281,7 +285,7 @@ deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
 /* An integer to push: undef and plain references are refused, as for Str
  * (undef is how pop says "empty"; a reference's address is no value);
  * overloaded objects are numified. Runs get-magic exactly once. */
-PERL_STATIC_INLINE IV
+ALWAYS_INLINE IV
 int_value(pTHX_ SV *sv, int ix, CV *cv, const char *kw)
 {
     SvGETMAGIC(sv);
@@ -314,18 +318,21 @@ int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int64_t *stackbuf)
     }
     for (i = 0; i < n; i++) {
         SV *sv = svs[i];
-        buf[i] = SvIOK(sv) && !SvGMAGICAL(sv) && !SvROK(sv) ? (int64_t)SvIVX(sv)
-                                                             : (int64_t)int_value(aTHX_ sv, ix, cv, NULL);
+        /* a plain integer (one flag test): what int_value takes first */
+        buf[i] = (SvFLAGS(sv) & (SVf_IOK | SVs_GMG | SVf_ROK)) == SVf_IOK
+                     ? (int64_t)SvIVX(sv)
+                     : (int64_t)int_value(aTHX_ sv, ix, cv, NULL);
     }
     return buf;
 }
 
 /* Push the integers buf[0..n) onto the Perl stack as new mortals. An IV
  * lives in the SV head (sv.h, SET_SVANY_FOR_BODYLESS_IV), so a new SV
- * needs no body and no sv_setiv upgrade: its any-pointer, flags and value
- * are all there is to set. Room on the Perl and mortal stacks is made
- * once; newSV touches neither, so their tops stay in registers. Returns
- * the new stack pointer. */
+ * needs no body and no sv_setiv upgrade: newSV_type(SVt_IV) (inline from
+ * perl 5.36: an SV head off the arena) sets its any-pointer; flags and
+ * value are all that is left to set. Room on the Perl and mortal stacks is
+ * made once; newSV_type touches neither, so their tops stay in registers.
+ * Returns the new stack pointer. */
 static SV **
 push_ivs(pTHX_ SV **sp, const int64_t *buf, size_t n)
 {
@@ -337,8 +344,7 @@ push_ivs(pTHX_ SV **sp, const int64_t *buf, size_t n)
     ix = PL_tmps_ix;
     tmps = PL_tmps_stack;
     for (i = 0; i < n; i++) {
-        SV *sv = newSV(0);
-        SET_SVANY_FOR_BODYLESS_IV(sv);
+        SV *sv = newSV_type(SVt_IV);
         SvFLAGS(sv) = SVt_IV | SVf_IOK | SVp_IOK | SVs_TEMP;
         SvIV_set(sv, (IV)buf[i]);
         tmps[++ix] = sv;
@@ -354,7 +360,7 @@ push_ivs(pTHX_ SV **sp, const int64_t *buf, size_t n)
 /* A string to push: undef and plain references are refused (a queue item
  * is a string; undef is how pop says "empty"); overloaded objects are
  * stringified. Runs get-magic and overloading exactly once. */
-PERL_STATIC_INLINE const char *
+ALWAYS_INLINE const char *
 str_value(pTHX_ SV *sv, STRLEN *len, int *utf8, int ix, CV *cv, const char *kw)
 {
     const char *p;
@@ -395,10 +401,11 @@ str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int may_point, DqsStrItem 
      * happened (and croaks for undef in the order the copy would give). */
     for (i = 0; may_point && i < n; i++) {
         SV *sv = svs[i];
-        if ((SvFLAGS(sv) & (SVf_POK | SVs_GMG | SVf_ROK)) == SVf_POK) {
+        const U32 flags = SvFLAGS(sv); /* read once: the stores below may alias */
+        if ((flags & (SVf_POK | SVs_GMG | SVf_ROK)) == SVf_POK) {
             items[i].ptr = (const uint8_t *)SvPVX(sv);
             items[i].len = SvCUR(sv);
-            items[i].utf8 = SvUTF8(sv) ? 1 : 0;
+            items[i].utf8 = flags & SVf_UTF8 ? 1 : 0;
         }
         else if (SvGMAGICAL(sv) || SvROK(sv))
             may_point = 0;
@@ -429,7 +436,7 @@ str_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int may_point, DqsStrItem 
     return items;
 }
 
-PERL_STATIC_INLINE SV *
+ALWAYS_INLINE SV *
 str_sv(pTHX_ SV *sv, const DqsStrItem *it)
 {
     /* A TARG reused call after call already has a buffer that fits: copy
@@ -451,23 +458,42 @@ str_sv(pTHX_ SV *sv, const DqsStrItem *it)
     return sv;
 }
 
+/* A string buffer perl will free with Safefree (NULL if out of memory).
+ * Where Newx is malloc with checks around it (no perl malloc, no memory
+ * debugging headers, no host allocator), malloc itself; the caller keeps
+ * errno as Newx does. */
+#if !defined(MYMALLOC) && !defined(PERL_TRACK_MEMPOOL) && !defined(PERL_DEBUG_READONLY_COW) \
+    && !defined(PERL_IMPLICIT_SYS) && !defined(USE_MDH)
+#  define PV_MALLOC(size) ((char *)malloc(size))
+#else
+#  define PV_MALLOC(size) ((char *)safemalloc(size))
+#endif
+
 /* Push the items its[0..n) onto the Perl stack as new mortal strings,
- * each made in one allocation of the right size (newSV(len) makes the PV),
- * not sv_newmortal + sv_setpvn. Stacks extended once, as push_ivs. */
+ * each a PV made as such (newSV_type(SVt_PV), inline from perl 5.36: no
+ * sv_upgrade from an empty SV) with one buffer allocation of the right
+ * size, not sv_newmortal + sv_setpvn. Stacks extended once, as push_ivs. */
 static SV **
 push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
 {
     SSize_t ix;
     SV **tmps;
     size_t i;
+    dSAVE_ERRNO;
     EXTEND(sp, (SSize_t)n);
     EXTEND_MORTAL((SSize_t)n);
     ix = PL_tmps_ix;
     tmps = PL_tmps_stack;
     for (i = 0; i < n; i++) {
         const DqsStrItem *it = &its[i];
-        SV *sv = newSV(it->len ? it->len : 1);
-        char *d = SvPVX(sv);
+        SV *sv = newSV_type(SVt_PV);
+        /* the bytes, the NUL, and the spare byte copy-on-write counts in */
+        STRLEN size = it->len + 2;
+        char *d = PV_MALLOC(size);
+        if (UNLIKELY(!d))
+            Newx(d, size, char); /* perl's own out-of-memory handling */
+        SvPV_set(sv, d);
+        SvLEN_set(sv, size);
         memcpy(d, it->ptr, it->len);
         d[it->len] = '\0';
         SvCUR_set(sv, it->len);
@@ -476,6 +502,7 @@ push_strs(pTHX_ SV **sp, const DqsStrItem *its, size_t n)
         *++sp = sv;
     }
     PL_tmps_ix = ix;
+    RESTORE_ERRNO;
     return sp;
 }
 #define PUSH_STRS(its, n) (SP = push_strs(aTHX_ SP, (its), (n)))
@@ -535,10 +562,13 @@ budget_arg(pTHX_ SV *sv, uint64_t *out, int ix, CV *cv)
  * then the handle. `targ` receives a returned value. PL_stack_sp is read
  * again after the conversions: they may run Perl code.
  */
+/* Inlined into each pp function (the method short cut's and the keywords'):
+ * a call of its own cost the pair about 20 instructions of register saves. */
+#define OP_HELPER ALWAYS_INLINE
 #define OP_RETURN1(sv) STMT_START { *PL_stack_sp = (sv); return NORMAL; } STMT_END
 #define OP_RETURN2(sv) STMT_START { *--PL_stack_sp = (sv); return NORMAL; } STMT_END
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_int_push(pTHX_ int ix, CV *cv, const char *kw)
 {
     SV *self = PL_stack_sp[-1];
@@ -549,7 +579,7 @@ op_int_push(pTHX_ int ix, CV *cv, const char *kw)
     OP_RETURN2(boolSV(dqs_int_push(dqs_self_as(aTHX_ self, ix, cv, kw), (int64_t)v) == DQS_DONE));
 }
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_int_pop(pTHX_ int ix, int peek, CV *cv, const char *kw, SV *targ)
 {
     SV *self = *PL_stack_sp;
@@ -563,7 +593,7 @@ op_int_pop(pTHX_ int ix, int peek, CV *cv, const char *kw, SV *targ)
     OP_RETURN1(targ);
 }
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_size(pTHX_ int ix, CV *cv, const char *kw, SV *targ)
 {
     SV *self = *PL_stack_sp;
@@ -572,7 +602,7 @@ op_size(pTHX_ int ix, CV *cv, const char *kw, SV *targ)
     OP_RETURN1(targ);
 }
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_str_push(pTHX_ int front, CV *cv, const char *kw)
 {
     SV *self = PL_stack_sp[-1];
@@ -590,7 +620,7 @@ op_str_push(pTHX_ int front, CV *cv, const char *kw)
     OP_RETURN2(boolSV(rc == DQS_DONE));
 }
 
-PERL_STATIC_INLINE OP *
+OP_HELPER OP *
 op_str_pop(pTHX_ int back, int peek, CV *cv, const char *kw, SV *targ)
 {
     SV *self = *PL_stack_sp;
@@ -611,6 +641,7 @@ op_str_pop(pTHX_ int back, int peek, CV *cv, const char *kw, SV *targ)
 }
 
 #include "fastcall.h"
+#include "methods.h"
 #include "lease_xs.h"
 
 #ifdef HAVE_XS_PARSE_KEYWORD
@@ -727,6 +758,10 @@ register_keywords(pTHX)
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared::Int
 
 PROTOTYPES: DISABLE
+
+# The class the DqsQueue * typemap checks for: the alias index here (Int,
+# Int32, Int16), CLASS_STR in the Str section.
+#define SECTION_CLASS ix
 
 BOOT:
 {
@@ -1095,7 +1130,6 @@ size(q)
   ALIAS:
     Data::Queue::Shared::Int32::size = 1
     Data::Queue::Shared::Int16::size = 2
-    Data::Queue::Shared::Str::size = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -1109,7 +1143,6 @@ capacity(q)
   ALIAS:
     Data::Queue::Shared::Int32::capacity = 1
     Data::Queue::Shared::Int16::capacity = 2
-    Data::Queue::Shared::Str::capacity = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -1123,7 +1156,6 @@ is_empty(q)
   ALIAS:
     Data::Queue::Shared::Int32::is_empty = 1
     Data::Queue::Shared::Int16::is_empty = 2
-    Data::Queue::Shared::Str::is_empty = 3
   PPCODE:
     ST(0) = boolSV(dqs_size(q) == 0);
     XSRETURN(1);
@@ -1134,7 +1166,6 @@ is_full(q)
   ALIAS:
     Data::Queue::Shared::Int32::is_full = 1
     Data::Queue::Shared::Int16::is_full = 2
-    Data::Queue::Shared::Str::is_full = 3
   PPCODE:
     ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
     XSRETURN(1);
@@ -1145,7 +1176,6 @@ clear(q)
   ALIAS:
     Data::Queue::Shared::Int32::clear = 1
     Data::Queue::Shared::Int16::clear = 2
-    Data::Queue::Shared::Str::clear = 3
   PPCODE:
     (void)dqs_clear(q);
     XSRETURN_EMPTY;
@@ -1156,7 +1186,6 @@ sync(q)
   ALIAS:
     Data::Queue::Shared::Int32::sync = 1
     Data::Queue::Shared::Int16::sync = 2
-    Data::Queue::Shared::Str::sync = 3
   PREINIT:
     DqsError err;
   PPCODE:
@@ -1170,7 +1199,6 @@ memfd(q)
   ALIAS:
     Data::Queue::Shared::Int32::memfd = 1
     Data::Queue::Shared::Int16::memfd = 2
-    Data::Queue::Shared::Str::memfd = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -1184,7 +1212,6 @@ eventfd(q)
   ALIAS:
     Data::Queue::Shared::Int32::eventfd = 1
     Data::Queue::Shared::Int16::eventfd = 2
-    Data::Queue::Shared::Str::eventfd = 3
   PREINIT:
     dXSTARG;
     DqsError err;
@@ -1204,21 +1231,11 @@ eventfd_set(self, fd_sv)
   ALIAS:
     Data::Queue::Shared::Int32::eventfd_set = 1
     Data::Queue::Shared::Int16::eventfd_set = 2
-    Data::Queue::Shared::Str::eventfd_set = 3
   PREINIT:
     dXSTARG;
-    DqsError err;
     IV fd;
   PPCODE:
-    SvGETMAGIC(fd_sv);
-    if (!SvOK(fd_sv) || !looks_like_number(fd_sv))
-        croak("%s->%s: fd must be a file descriptor number", CLASS(ix), METHOD);
-    fd = SvIV_nomg(fd_sv);
-    /* -1 (what fileno returns without one) turns notification off */
-    if (fd < -1 || fd > INT_MAX)
-        croak("%s->%s: fd %" IVdf " is not a valid file descriptor", CLASS(ix), METHOD, fd);
-    if (dqs_eventfd_set(dqs_self(aTHX_ self, ix, cv), (int)fd, &err) != 0)
-        croak_err(aTHX_ ix, cv, &err);
+    fd = m_eventfd_set(aTHX_ self, fd_sv, ix, cv);
     XSprePUSH;
     PUSHi(fd);
     XSRETURN(1);
@@ -1229,7 +1246,6 @@ fileno(q)
   ALIAS:
     Data::Queue::Shared::Int32::fileno = 1
     Data::Queue::Shared::Int16::fileno = 2
-    Data::Queue::Shared::Str::fileno = 3
   PREINIT:
     dXSTARG;
   PPCODE:
@@ -1243,19 +1259,8 @@ notify(q)
   ALIAS:
     Data::Queue::Shared::Int32::notify = 1
     Data::Queue::Shared::Int16::notify = 2
-    Data::Queue::Shared::Str::notify = 3
-  PREINIT:
-    DqsError err;
-    int rc;
   PPCODE:
-    PERL_UNUSED_VAR(ix);
-    /* False without an eventfd, or when the write failed ($! says why,
-     * e.g. EBADF after the fd was closed from Perl): never a croak, so a
-     * producer cannot die on a watcher's mistake. */
-    rc = dqs_notify(q, &err);
-    if (rc == DQS_ERROR)
-        SETERRNO(err.os_errno, 0);
-    ST(0) = boolSV(rc == DQS_DONE);
+    ST(0) = m_notify(aTHX_ q);
     XSRETURN(1);
 
 void
@@ -1264,23 +1269,12 @@ eventfd_consume(q)
   ALIAS:
     Data::Queue::Shared::Int32::eventfd_consume = 1
     Data::Queue::Shared::Int16::eventfd_consume = 2
-    Data::Queue::Shared::Str::eventfd_consume = 3
   PREINIT:
     dXSTARG;
-    DqsError err;
-    uint64_t count = 0;
-    int rc;
+    uint64_t count;
   PPCODE:
-    PERL_UNUSED_VAR(ix);
-    /* The count; undef when nothing is pending (as in the C
-     * implementation), without an eventfd, or when the read failed ($!
-     * set). */
-    rc = dqs_eventfd_consume(q, &count, &err);
-    if (rc != DQS_DONE || count == 0) {
-        if (rc == DQS_ERROR)
-            SETERRNO(err.os_errno, 0);
+    if (!m_eventfd_consume(aTHX_ q, &count))
         XSRETURN_UNDEF;
-    }
     XSprePUSH;
     PUSHu((UV)count);
     XSRETURN(1);
@@ -1291,7 +1285,6 @@ path(q)
   ALIAS:
     Data::Queue::Shared::Int32::path = 1
     Data::Queue::Shared::Int16::path = 2
-    Data::Queue::Shared::Str::path = 3
   PREINIT:
     const char *p;
   PPCODE:
@@ -1308,25 +1301,9 @@ unlink(self, path_sv = NULL)
   ALIAS:
     Data::Queue::Shared::Int32::unlink = 1
     Data::Queue::Shared::Int16::unlink = 2
-    Data::Queue::Shared::Str::unlink = 3
-  PREINIT:
-    DqsError err;
-    int rc;
   PPCODE:
-    if (SvROK(self)) {
-        rc = dqs_unlink(dqs_self(aTHX_ self, ix, cv), &err);
-    } else {
-        const char *path = path_sv ? str_arg(aTHX_ path_sv, ix, cv, "path") : NULL;
-        if (!path)
-            croak("%s->%s: a path is required", CLASS(ix), METHOD);
-        rc = dqs_unlink_path(path, &err);
-    }
-    if (rc == 0)
-        XSRETURN_YES;
-    if (err.kind != DQS_E_IO)
-        croak_err(aTHX_ ix, cv, &err);
-    SETERRNO(err.os_errno, 0);
-    XSRETURN_NO;
+    ST(0) = m_unlink(aTHX_ self, path_sv, ix, cv);
+    XSRETURN(1);
 
 void
 stats(q)
@@ -1334,32 +1311,8 @@ stats(q)
   ALIAS:
     Data::Queue::Shared::Int32::stats = 1
     Data::Queue::Shared::Int16::stats = 2
-    Data::Queue::Shared::Str::stats = 3
-  PREINIT:
-    DqsStats s;
-    HV *hv;
   PPCODE:
-    dqs_stats(q, &s);
-    hv = newHV();
-    hv_stores(hv, "size", newSVuv((UV)s.size));
-    hv_stores(hv, "capacity", newSVuv((UV)s.capacity));
-    hv_stores(hv, "mmap_size", newSVuv((UV)s.mmap_size));
-    hv_stores(hv, "push_ok", newSVuv((UV)s.push_ok));
-    hv_stores(hv, "pop_ok", newSVuv((UV)s.pop_ok));
-    hv_stores(hv, "push_full", newSVuv((UV)s.push_full));
-    hv_stores(hv, "pop_empty", newSVuv((UV)s.pop_empty));
-    hv_stores(hv, "recoveries", newSVuv((UV)s.recoveries));
-    hv_stores(hv, "push_waiters", newSVuv((UV)s.push_waiters));
-    hv_stores(hv, "pop_waiters", newSVuv((UV)s.pop_waiters));
-    if (dqs_variant(q) == DQS_STR) {
-        hv_stores(hv, "arena_cap", newSVuv((UV)s.arena_cap));
-        hv_stores(hv, "arena_used", newSVuv((UV)s.arena_used));
-        hv_stores(hv, "lock_acquired", newSVuv((UV)s.lock_acquired));
-        hv_stores(hv, "lock_contended", newSVuv((UV)s.lock_contended));
-        hv_stores(hv, "compressed", newSVuv((UV)s.compressed));
-        hv_stores(hv, "compressed_saved", newSVuv((UV)s.compressed_saved));
-    }
-    ST(0) = sv_2mortal(newRV_noinc((SV *)hv));
+    ST(0) = m_stats(aTHX_ q);
     XSRETURN(1);
 
 void
@@ -1368,26 +1321,9 @@ DESTROY(self)
   ALIAS:
     Data::Queue::Shared::Int32::DESTROY = 1
     Data::Queue::Shared::Int16::DESTROY = 2
-    Data::Queue::Shared::Str::DESTROY = 3
-  PREINIT:
-    SV *obj;
-    IV iv;
-    MAGIC *mg;
   PPCODE:
     PERL_UNUSED_VAR(ix);
-    /* Only our own objects (a blessed IV made by wrap_handle, of one of
-     * our classes or a subclass); this unmaps the handle and never touches
-     * shared state. */
-    if (SvROK(self)) {
-        obj = SvRV(self);
-        if (SvOBJECT(obj) && SvTYPE(obj) < SVt_PVAV && SvIOKp(obj) && (iv = SvIVX(obj)) != 0
-            && SvSMAGICAL(obj) && (mg = mg_findext(obj, PERL_MAGIC_ext, &handle_vtbl)) != NULL
-            && mg->mg_ptr == INT2PTR(char *, iv) && is_our_object(aTHX_ self)) {
-            SvIV_set(obj, 0);
-            mg->mg_ptr = NULL;
-            dqs_close(INT2PTR(DqsQueue *, iv));
-        }
-    }
+    m_destroy(aTHX_ self);
     XSRETURN_EMPTY;
 
 void
@@ -1395,14 +1331,13 @@ CLONE_SKIP(...)
   ALIAS:
     Data::Queue::Shared::Int32::CLONE_SKIP = 1
     Data::Queue::Shared::Int16::CLONE_SKIP = 2
-    Data::Queue::Shared::Str::CLONE_SKIP = 3
   PPCODE:
     PERL_UNUSED_VAR(ix);
     PERL_UNUSED_VAR(items);
     XSRETURN_IV(1);
 
-# ---- Leases (lease_xs.h, src/lease/): pop_lease for the integer classes;
-# ack, release, lease_stats and leases for all four.
+# ---- Leases (lease_xs.h, src/lease/): pop_lease, pop_lease_wait, ack,
+# release (nack), lease_stats and leases of the integer classes.
 
 void
 pop_lease(self, lease_timeout = NULL)
@@ -1469,47 +1404,42 @@ ack(self, lease)
   ALIAS:
     Data::Queue::Shared::Int32::ack = 1
     Data::Queue::Shared::Int16::ack = 2
-    Data::Queue::Shared::Str::ack = 3
-    Data::Queue::Shared::Int::release = 4
-    Data::Queue::Shared::Int32::release = 5
-    Data::Queue::Shared::Int16::release = 6
-    Data::Queue::Shared::Str::release = 7
-    Data::Queue::Shared::Int::nack = 8
-    Data::Queue::Shared::Int32::nack = 9
-    Data::Queue::Shared::Int16::nack = 10
-    Data::Queue::Shared::Str::nack = 11
+    Data::Queue::Shared::Int::release = 3
+    Data::Queue::Shared::Int32::release = 4
+    Data::Queue::Shared::Int16::release = 5
+    Data::Queue::Shared::Int::nack = 6
+    Data::Queue::Shared::Int32::nack = 7
+    Data::Queue::Shared::Int16::nack = 8
   PREINIT:
     DqsError err;
     uint64_t id;
     int rc;
   PPCODE:
-    id = lease_arg(aTHX_ lease, ix % 4, cv);
-    rc = dqs_end_lease(dqs_self(aTHX_ self, ix % 4, cv), id, ix >= 4, &err);
+    id = lease_arg(aTHX_ lease, ix % 3, cv);
+    rc = dqs_end_lease(dqs_self(aTHX_ self, ix % 3, cv), id, ix >= 3, &err);
     if (rc == DQS_ERROR)
-        croak_err(aTHX_ ix % 4, cv, &err);
+        croak_err(aTHX_ ix % 3, cv, &err);
     ST(0) = boolSV(rc == DQS_DONE);
     XSRETURN(1);
 
 void
-lease_stats(self)
-    SV *self
+lease_stats(q)
+    DqsQueue *q
   ALIAS:
     Data::Queue::Shared::Int32::lease_stats = 1
     Data::Queue::Shared::Int16::lease_stats = 2
-    Data::Queue::Shared::Str::lease_stats = 3
   PPCODE:
-    ST(0) = lease_stats_hv(aTHX_ dqs_self(aTHX_ self, ix, cv));
+    ST(0) = lease_stats_hv(aTHX_ q);
     XSRETURN(1);
 
 void
-leases(self)
-    SV *self
+leases(q)
+    DqsQueue *q
   ALIAS:
     Data::Queue::Shared::Int32::leases = 1
     Data::Queue::Shared::Int16::leases = 2
-    Data::Queue::Shared::Str::leases = 3
   PPCODE:
-    SP = push_leases(aTHX_ SP, dqs_self(aTHX_ self, ix, cv));
+    SP = push_leases(aTHX_ SP, q);
     PUTBACK;
     return;
 
@@ -1619,6 +1549,171 @@ new_from_fd(class_sv, fd_sv)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
     XSRETURN(1);
+
+# The methods every class has (their bodies shared through methods.h);
+# SECTION_CLASS is the class the DqsQueue * typemap checks for.
+
+#undef SECTION_CLASS
+#define SECTION_CLASS CLASS_STR
+
+void
+size(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHu((UV)dqs_size(q));
+    XSRETURN(1);
+
+void
+capacity(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHu((UV)dqs_capacity(q));
+    XSRETURN(1);
+
+void
+is_empty(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = boolSV(dqs_size(q) == 0);
+    XSRETURN(1);
+
+void
+is_full(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
+    XSRETURN(1);
+
+void
+clear(q)
+    DqsQueue *q
+  PPCODE:
+    (void)dqs_clear(q);
+    XSRETURN_EMPTY;
+
+void
+sync(q)
+    DqsQueue *q
+  PREINIT:
+    DqsError err;
+  PPCODE:
+    if (dqs_sync(q, &err) != 0)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    XSRETURN_YES;
+
+void
+memfd(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHi((IV)dqs_memfd(q));
+    XSRETURN(1);
+
+void
+eventfd(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+    DqsError err;
+    int fd;
+  PPCODE:
+    fd = dqs_eventfd(q, &err);
+    if (fd < 0)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    XSprePUSH;
+    PUSHi((IV)fd);
+    XSRETURN(1);
+
+void
+eventfd_set(self, fd_sv)
+    SV *self
+    SV *fd_sv
+  PREINIT:
+    dXSTARG;
+    IV fd;
+  PPCODE:
+    fd = m_eventfd_set(aTHX_ self, fd_sv, CLASS_STR, cv);
+    XSprePUSH;
+    PUSHi(fd);
+    XSRETURN(1);
+
+void
+fileno(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHi((IV)dqs_eventfd_fileno(q));
+    XSRETURN(1);
+
+void
+notify(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = m_notify(aTHX_ q);
+    XSRETURN(1);
+
+void
+eventfd_consume(q)
+    DqsQueue *q
+  PREINIT:
+    dXSTARG;
+    uint64_t count;
+  PPCODE:
+    if (!m_eventfd_consume(aTHX_ q, &count))
+        XSRETURN_UNDEF;
+    XSprePUSH;
+    PUSHu((UV)count);
+    XSRETURN(1);
+
+void
+path(q)
+    DqsQueue *q
+  PREINIT:
+    const char *p;
+  PPCODE:
+    p = dqs_path(q);
+    if (!p)
+        XSRETURN_UNDEF;
+    ST(0) = sv_2mortal(newSVpv(p, 0));
+    XSRETURN(1);
+
+void
+unlink(self, path_sv = NULL)
+    SV *self
+    SV *path_sv
+  PPCODE:
+    ST(0) = m_unlink(aTHX_ self, path_sv, CLASS_STR, cv);
+    XSRETURN(1);
+
+void
+stats(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = m_stats(aTHX_ q);
+    XSRETURN(1);
+
+void
+DESTROY(self)
+    SV *self
+  PPCODE:
+    m_destroy(aTHX_ self);
+    XSRETURN_EMPTY;
+
+void
+CLONE_SKIP(...)
+  PPCODE:
+    PERL_UNUSED_VAR(items);
+    XSRETURN_IV(1);
 
 void
 push(self, value)
@@ -1938,7 +2033,8 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
     PUTBACK;
     return;
 
-# ---- Leases (lease_xs.h, src/lease/): pop_lease for Str.
+# ---- Leases (lease_xs.h, src/lease/): pop_lease, pop_lease_wait, ack,
+# release (nack), lease_stats and leases of Str.
 
 void
 pop_lease(self, ...)
@@ -1979,6 +2075,40 @@ pop_lease(self, ...)
     PUSHs(str_sv(aTHX_ sv_newmortal(), &it));
     mPUSHu((UV)lease);
     XSRETURN(2);
+
+void
+ack(self, lease)
+    SV *self
+    SV *lease
+  ALIAS:
+    Data::Queue::Shared::Str::release = 1
+    Data::Queue::Shared::Str::nack = 2
+  PREINIT:
+    DqsError err;
+    uint64_t id;
+    int rc;
+  PPCODE:
+    id = lease_arg(aTHX_ lease, CLASS_STR, cv);
+    rc = dqs_end_lease(dqs_self(aTHX_ self, CLASS_STR, cv), id, ix >= 1, &err);
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ CLASS_STR, cv, &err);
+    ST(0) = boolSV(rc == DQS_DONE);
+    XSRETURN(1);
+
+void
+lease_stats(q)
+    DqsQueue *q
+  PPCODE:
+    ST(0) = lease_stats_hv(aTHX_ q);
+    XSRETURN(1);
+
+void
+leases(q)
+    DqsQueue *q
+  PPCODE:
+    SP = push_leases(aTHX_ SP, q);
+    PUTBACK;
+    return;
 
 MODULE = Data::Queue::Shared		PACKAGE = Data::Queue::Shared
 

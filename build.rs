@@ -1,4 +1,4 @@
-//! Generates `include/data_queue_shared.h` from `src/ffi.rs` with cbindgen on
+//! Generates `include/data_queue_shared.h` from `src/ffi/` with cbindgen on
 //! every build that changes the sources, so the header can never go stale.
 
 use std::path::PathBuf;

@@ -23,6 +23,7 @@
 //! std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
+use std::ffi::CStr;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
@@ -30,8 +31,10 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::layout::{Geometry, Variant, HEADER_SIZE};
+use crate::lease::{state_name, LeaseInfo, LeaseStats, Table};
 use crate::region::{incompatible, small_file_error, validate_header, Region, Request};
-use crate::{IntQueue, Stats, StrQueue};
+use crate::stats::Stats;
+use crate::{IntQueue, StrQueue};
 
 /// A handle on a queue of any of the four variants.
 pub enum AnyQueue {
@@ -310,6 +313,189 @@ impl AnyQueue {
             AnyQueue::Int16(q) => q.clear(),
             AnyQueue::Str(q) => q.clear(),
         }
+    }
+
+    /// Create or attach to the queue file `path` of `variant`, as the typed
+    /// queues' `open` do ([`IntQueue::open`], [`StrQueue::open`]; `arena`
+    /// is ignored for integer variants). An existing file's geometry wins.
+    ///
+    /// # Errors
+    /// As the typed constructors.
+    pub fn open(
+        path: impl AsRef<Path>,
+        variant: Variant,
+        capacity: u64,
+        arena: u64,
+        mode: u32,
+    ) -> Result<AnyQueue> {
+        let p = path.as_ref();
+        Ok(match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::open(p, capacity, mode)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::open(p, capacity, mode)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::open(p, capacity, mode)?),
+            Variant::Str => AnyQueue::Str(StrQueue::open(p, capacity, arena, mode)?),
+        })
+    }
+
+    /// A queue of `variant` in anonymous shared memory, as
+    /// [`IntQueue::anonymous`] and [`StrQueue::anonymous`].
+    ///
+    /// # Errors
+    /// As the typed constructors.
+    pub fn anonymous(variant: Variant, capacity: u64, arena: u64) -> Result<AnyQueue> {
+        Ok(match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::anonymous(capacity)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::anonymous(capacity)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::anonymous(capacity)?),
+            Variant::Str => AnyQueue::Str(StrQueue::anonymous(capacity, arena)?),
+        })
+    }
+
+    /// A queue of `variant` in a new memfd labelled `name`, as
+    /// [`IntQueue::memfd`] and [`StrQueue::memfd`].
+    ///
+    /// # Errors
+    /// As the typed constructors.
+    pub fn memfd(name: &CStr, variant: Variant, capacity: u64, arena: u64) -> Result<AnyQueue> {
+        Ok(match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::memfd(name, capacity)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::memfd(name, capacity)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::memfd(name, capacity)?),
+            Variant::Str => AnyQueue::Str(StrQueue::memfd(name, capacity, arena)?),
+        })
+    }
+
+    /// Attach to the queue of `variant` behind `fd` (duplicated), as
+    /// [`IntQueue::from_fd`] and [`StrQueue::from_fd`].
+    ///
+    /// # Errors
+    /// As the typed constructors.
+    pub fn from_fd(fd: i32, variant: Variant) -> Result<AnyQueue> {
+        Ok(match variant {
+            Variant::Int64 => AnyQueue::Int(IntQueue::from_fd(fd)?),
+            Variant::Int32 => AnyQueue::Int32(IntQueue::from_fd(fd)?),
+            Variant::Int16 => AnyQueue::Int16(IntQueue::from_fd(fd)?),
+            Variant::Str => AnyQueue::Str(StrQueue::from_fd(fd)?),
+        })
+    }
+
+    /// The Str queue, or `None` for the integer variants.
+    #[inline]
+    pub fn as_str(&self) -> Option<&StrQueue> {
+        match self {
+            AnyQueue::Str(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// The file path (NUL-terminated), or `None` for anonymous, memfd and
+    /// fd-attached queues.
+    pub fn path(&self) -> Option<&CStr> {
+        self.region().path()
+    }
+
+    /// The memfd (or attached fd), or -1.
+    pub fn fd(&self) -> i32 {
+        self.region().fd()
+    }
+
+    /// Flush a file-backed mapping to its file (`msync`).
+    ///
+    /// # Errors
+    /// The `msync` failure.
+    pub fn sync(&self) -> Result<()> {
+        self.region().sync()
+    }
+
+    /// Remove the backing file (handles keep working).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for anonymous and memfd queues, or the
+    /// `unlink` failure.
+    pub fn unlink(&self) -> Result<()> {
+        self.region().unlink()
+    }
+}
+
+// HOOK(lease): the lease calls of a queue of any variant (src/lease/).
+impl AnyQueue {
+    /// The lease counters of a queue of any variant (see
+    /// [`IntQueue::lease_stats`](crate::IntQueue::lease_stats)).
+    pub fn lease_stats(&self) -> LeaseStats {
+        match self {
+            AnyQueue::Int(q) => q.lease_stats(),
+            AnyQueue::Int32(q) => q.lease_stats(),
+            AnyQueue::Int16(q) => q.lease_stats(),
+            AnyQueue::Str(q) => q.lease_stats(),
+        }
+    }
+
+    /// The open and waiting leases of a queue of any variant.
+    pub fn leases(&self) -> Vec<LeaseInfo> {
+        match self {
+            AnyQueue::Int(q) => q.leases(),
+            AnyQueue::Int32(q) => q.leases(),
+            AnyQueue::Int16(q) => q.leases(),
+            AnyQueue::Str(q) => q.leases(),
+        }
+    }
+
+    /// The lease lines of `dqs stats`: (name, value), names of at most 14
+    /// characters (`leases_nacked` counts releases, `leases_dead` leases
+    /// returned after their holder died, `leases_expired` after their
+    /// deadline).
+    ///
+    /// A snapshot without the lock and without a look for dead holders,
+    /// so that `dqs stats` changes nothing and never waits.
+    pub fn lease_fields(&self) -> Vec<(&'static str, u64)> {
+        let s = Table::of(self.region()).map_or_else(LeaseStats::default, |t| t.stats());
+        let mut v = vec![
+            ("max_leases", s.max_leases),
+            ("leases_open", s.open),
+            ("leases_waiting", s.waiting),
+            ("leases_acked", s.acked),
+            ("leases_nacked", s.released),
+            ("leases_dead", s.returned_dead),
+            ("leases_expired", s.returned_timeout),
+        ];
+        if matches!(self, AnyQueue::Str(_)) {
+            v.push(("lease_bytes", s.lease_bytes));
+        }
+        v
+    }
+
+    /// What `dqs leases` prints: a header line, then one line per open or
+    /// waiting lease, oldest pop first.
+    pub fn lease_listing(&self) -> String {
+        let str_q = matches!(self, AnyQueue::Str(_));
+        let mut o = format!(
+            "{:<20} {:<9} {:>8} {:>8} {:>10} {:>10} {}\n",
+            "lease",
+            "state",
+            "pid",
+            "seq",
+            "age",
+            "left",
+            if str_q { "bytes" } else { "value" }
+        );
+        for l in self.leases() {
+            let left = if l.left_ns == 0 {
+                "-".to_string()
+            } else {
+                format!("{:.3}s", l.left_ns as f64 / 1e9)
+            };
+            o.push_str(&format!(
+                "{:<20} {:<9} {:>8} {:>8} {:>10} {:>10} {}\n",
+                l.id,
+                state_name(l.state),
+                l.pid,
+                l.seq,
+                format!("{:.3}s", l.age_ns as f64 / 1e9),
+                left,
+                l.value
+            ));
+        }
+        o
     }
 }
 

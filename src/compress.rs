@@ -31,7 +31,7 @@ use crate::layout::MAX_ITEM;
 
 /// The default level, zstd's own default: on JSON of 1-10 KB it gives most
 /// of the ratio of the slow levels at a fraction of their time (see the
-/// POD's measurements).
+/// measurements in bench/RESULTS.pod).
 pub const DEFAULT_LEVEL: i32 = 3;
 
 /// A frame's first four bytes (little-endian), RFC 8878 section 3.1.1.

@@ -59,7 +59,7 @@ impl Deadline {
         if !(0.0..=MAX_TIMEOUT_SECS).contains(&timeout) {
             return Deadline::FOREVER;
         }
-        let now = monotonic_now();
+        let now = crate::clock::now();
         let whole = timeout.trunc();
         let frac = ((timeout - whole) * 1e9) as i64;
         let mut sec = now.0 + whole as i64;
@@ -80,7 +80,7 @@ impl Deadline {
         if self.forever != 0 {
             return false;
         }
-        let (s, n) = monotonic_now();
+        let (s, n) = crate::clock::now();
         (s, n) >= (self.sec, self.nsec)
     }
 
@@ -101,20 +101,10 @@ impl Deadline {
         if self.forever != 0 {
             return None;
         }
-        let (s, n) = monotonic_now();
+        let (s, n) = crate::clock::now();
         let left = (self.sec - s) as f64 + (self.nsec - n) as f64 / 1e9;
         Some(left.max(0.0))
     }
-}
-
-fn monotonic_now() -> (i64, i64) {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec, ts.tv_nsec)
 }
 
 /// The embedder's "a signal is waiting for its handler" flag: Perl's

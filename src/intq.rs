@@ -12,9 +12,9 @@ use crate::futex::Deadline;
 use crate::layout::{Header, HEADER_SIZE};
 use crate::region::{Region, Request};
 use crate::ring::{Element, Hook, Repair, RepairSource, Ring, REPAIR_AFTER_NS};
+use crate::stats::Stats;
 use crate::sync::Ordering;
 use crate::wait::{block_on, Side, Waited};
-use crate::Stats;
 
 /// A bounded lock-free MPMC queue of `T` (`i64`, `i32` or `i16`) in shared
 /// memory.
@@ -37,20 +37,6 @@ pub struct IntQueue<T: Element> {
     /// Test hook (`DQS_TEST_KILL_POINT`), read when the handle is made.
     hook: Hook,
     _t: PhantomData<T>,
-}
-
-/// The Int kill points of `DQS_TEST_KILL_POINT` (tests only): where a
-/// process sends itself SIGKILL in the middle of an operation.
-fn hook_from_env() -> Hook {
-    match std::env::var_os("DQS_TEST_KILL_POINT") {
-        None => Hook::None,
-        Some(v) => match v.as_encoded_bytes() {
-            b"int_push_claimed" => Hook::PushClaimed,
-            b"int_pop_claimed" => Hook::PopClaimed,
-            b"int_push_reserved" => Hook::PushReserved,
-            _ => Hook::None,
-        },
-    }
 }
 
 fn check_cpu<T: Element>() -> Result<()> {
@@ -80,7 +66,7 @@ impl<T: Element> IntQueue<T> {
     fn wrap(region: Region) -> Self {
         IntQueue {
             region,
-            hook: hook_from_env(),
+            hook: Hook::from_env(),
             _t: PhantomData,
         }
     }

@@ -21,7 +21,6 @@
 //! counts live on a line of their own because every push and pop reads them
 //! while they change only when somebody blocks.
 
-use crate::lock::Lock;
 use crate::sync::{AtomicU32, AtomicU64};
 
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
@@ -44,6 +43,10 @@ pub const MAX_ARENA: u64 = 1 << 32;
 pub const MAX_ITEM: u64 = (1 << 31) - 1;
 /// Default arena bytes per slot when none is given.
 pub const DEFAULT_ARENA_PER_SLOT: u64 = 256;
+/// Consecutive wake calls on one side that found nobody asleep (while the
+/// count said somebody waits) before the count is reset; the Str lock's
+/// sleeper count uses the same bound.
+pub const RESET_AFTER: u32 = 64;
 
 /// Which queue a file holds. Stored in the header; a handle of one variant
 /// refuses a file of another.
@@ -88,6 +91,33 @@ impl Variant {
             Variant::Int16 => "Int16",
             Variant::Str => "Str",
         }
+    }
+}
+
+/// The Str lock as it lies in shared memory (header offset 208): the lock
+/// word and the sleeper count (the protocol is in [`lock`](crate::lock)).
+#[repr(C)]
+pub struct Lock {
+    /// 0 when free, else the holder's pid: the futex word sleepers wait on.
+    pub word: AtomicU32,
+    /// Epoch, fruitless-wake tally and count of the lockers that will
+    /// sleep or sleep on `word`.
+    pub sleepers: AtomicU32,
+}
+
+impl Lock {
+    /// A free lock nobody waits for.
+    pub fn new() -> Lock {
+        Lock {
+            word: AtomicU32::new(0),
+            sleepers: AtomicU32::new(0),
+        }
+    }
+}
+
+impl Default for Lock {
+    fn default() -> Lock {
+        Lock::new()
     }
 }
 

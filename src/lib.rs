@@ -156,7 +156,7 @@
 //!
 //! The format is stable within a format version, fixed-width, pointer-free
 //! and documented here so that another language can attach (the Perl
-//! manual's ON-DISK FORMAT section says the same). The authoritative
+//! manual's Data::Queue::Shared::Format says the same). The authoritative
 //! definitions are the `#[repr(C)]` types in [`layout`], checked by
 //! compile-time asserts. All integers are native little-endian (Linux on
 //! x86-64 and AArch64). The file (or memfd, or anonymous mapping) is:
@@ -410,10 +410,11 @@
 
 pub mod any;
 mod arena;
+mod clock;
 mod compress;
+mod create_opts;
 mod error;
 pub mod ffi;
-pub mod ffi_lease;
 mod futex;
 mod intq;
 pub mod layout;
@@ -424,8 +425,10 @@ mod models;
 mod notify;
 pub mod region;
 pub mod ring;
+mod stats;
 mod strq;
 mod sync;
+mod testpoint;
 pub mod wait;
 
 pub use any::AnyQueue;
@@ -436,47 +439,6 @@ pub use layout::Variant;
 pub use lease::{LeaseError, LeaseInfo, LeaseStats};
 pub use notify::Notifier;
 pub use ring::Element;
+pub use stats::Stats;
 pub use strq::StrQueue;
 pub use wait::Waited;
-
-/// A snapshot of a queue's counters and gauges (what Perl's `stats` shows).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Items in the queue.
-    pub size: u64,
-    /// Slot count.
-    pub capacity: u64,
-    /// Bytes mapped (header + slots + arena).
-    pub mmap_size: u64,
-    /// Successful pushes.
-    pub push_ok: u64,
-    /// Successful pops. Items an [`IntQueue::clear`] removes count as
-    /// pops (so `push_ok - pop_ok` is the size); those a
-    /// [`StrQueue::clear`] removes do not.
-    pub pop_ok: u64,
-    /// Pushes that found the queue full (and waits that timed out full).
-    pub push_full: u64,
-    /// Pops that found the queue empty (and waits that timed out empty).
-    pub pop_empty: u64,
-    /// Crash recoveries performed.
-    pub recoveries: u64,
-    /// Producers blocked now.
-    pub push_waiters: u64,
-    /// Consumers blocked now.
-    pub pop_waiters: u64,
-    /// Str: arena bytes.
-    pub arena_cap: u64,
-    /// Str: arena bytes in use.
-    pub arena_used: u64,
-    /// Str: lock acquisitions.
-    pub lock_acquired: u64,
-    /// Str: acquisitions that found the lock held.
-    pub lock_contended: u64,
-    /// Str: items stored compressed, ever (see `StrQueue::set_compress`).
-    pub compressed: u64,
-    /// Str: arena bytes those items did not take, ever: the sum of each
-    /// one's length rounded up to 8 minus its compressed length rounded up
-    /// to 8.
-    pub compressed_saved: u64,
-}

@@ -123,37 +123,12 @@ use crate::futex::{self, Deadline, WaitResult};
 use crate::sync::{spin_hint, AtomicU32, AtomicU64, Ordering};
 // The same bound as the queue waiters' reset: wakes in a row that found
 // nobody asleep before the sleeper count is forgotten.
-use crate::wait::RESET_AFTER;
+use crate::layout::RESET_AFTER;
 
 /// The owner-pid bits of the lock word (its high bit is never set).
 pub(crate) const PID_MASK: u32 = 0x7FFF_FFFF;
 
-/// The lock as it lies in shared memory (header offset 208, see layout.rs):
-/// the lock word and the sleeper count (see the module docs).
-#[repr(C)]
-pub struct Lock {
-    /// 0 when free, else the holder's pid: the futex word sleepers wait on.
-    pub word: AtomicU32,
-    /// Epoch, fruitless-wake tally and count of the lockers that will
-    /// sleep or sleep on `word`.
-    pub sleepers: AtomicU32,
-}
-
-impl Lock {
-    /// A free lock nobody waits for.
-    pub fn new() -> Lock {
-        Lock {
-            word: AtomicU32::new(0),
-            sleepers: AtomicU32::new(0),
-        }
-    }
-}
-
-impl Default for Lock {
-    fn default() -> Lock {
-        Lock::new()
-    }
-}
+pub use crate::layout::Lock;
 
 /// The sleepers word: count in the low bits, then the tally, then the epoch.
 const COUNT_MASK: u32 = 0xFFFF;
@@ -278,6 +253,7 @@ fn current_tag_slow() -> u64 {
 /// The two halves of the asymmetric barrier between an unlock and a
 /// sleeper (see the module docs).
 mod barrier {
+    use crate::sync::fence;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     /// Whether this process is registered for the sleepers' `membarrier`,
@@ -315,14 +291,12 @@ mod barrier {
     /// the count: a compiler barrier in a registered process, else a fence.
     #[inline(always)]
     pub(super) fn light() {
-        #[cfg(not(loom))]
+        // (Never registered under loom: there the fence always.)
         if FENCELESS.load(Ordering::Relaxed) {
             std::sync::atomic::compiler_fence(Ordering::SeqCst);
         } else {
-            std::sync::atomic::fence(Ordering::SeqCst);
+            fence(Ordering::SeqCst);
         }
-        #[cfg(loom)]
-        loom::sync::atomic::fence(Ordering::SeqCst);
     }
 
     /// The sleeper's side, between raising the count and reading the word:
@@ -330,9 +304,9 @@ mod barrier {
     /// False when the kernel refused the latter (then a registered
     /// holder's read may miss the count).
     pub(super) fn heavy() -> bool {
+        fence(Ordering::SeqCst);
         #[cfg(not(loom))]
         {
-            std::sync::atomic::fence(Ordering::SeqCst);
             // SAFETY: as in `register`.
             unsafe {
                 libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0
@@ -340,7 +314,6 @@ mod barrier {
         }
         #[cfg(loom)]
         {
-            loom::sync::atomic::fence(Ordering::SeqCst);
             true
         }
     }
@@ -785,15 +758,7 @@ impl WatchClock {
     fn now(&self) -> u64 {
         #[cfg(not(loom))]
         {
-            let mut ts = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: `ts` is a valid, writable timespec.
-            unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-            (ts.tv_sec as u64)
-                .saturating_mul(1_000_000_000)
-                .saturating_add(ts.tv_nsec as u64)
+            crate::clock::now_ns()
         }
         #[cfg(loom)]
         {

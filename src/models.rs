@@ -669,7 +669,7 @@ fn loom_robust_pair_three_threads() {
 use crate::ring::{Element, Repair, RepairSource};
 
 /// A ring of `T` with repair state; `after` is the repair bound in ticks of
-/// the loom clock (ring.rs, `monotonic_ns`: one tick per reading).
+/// the loom clock (clock.rs, `now_ns`: one tick per reading).
 struct Repaired<T: Element> {
     head: AtomicU64,
     tail: AtomicU64,

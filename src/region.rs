@@ -24,6 +24,7 @@ use crate::layout::{
     normalize_capacity, Geometry, Header, Variant, DEFAULT_ARENA_PER_SLOT, FORMAT_VERSION,
     HEADER_SIZE, MAGIC, MAX_ARENA, MAX_CAPACITY, MIN_ARENA,
 };
+use crate::testpoint::{self, Point};
 
 /// What the caller asks for when creating (ignored fields are read back from
 /// an existing file's header instead).
@@ -69,8 +70,8 @@ impl Request {
             0
         };
         // HOOK(lease): the lease table's size comes from this thread's
-        // create options (see `lease::CreateOptions`).
-        let (leases, lease_bytes) = crate::lease::create_sizes(self.variant, cap, arena)?;
+        // create options (see `create_opts`).
+        let (leases, lease_bytes) = crate::create_opts::create_sizes(self.variant, cap, arena)?;
         Geometry::compute_with(self.variant, cap, arena, leases, lease_bytes).ok_or_else(|| {
             Error::InvalidArgument(format!("capacity {cap} with arena {arena} is too large"))
         })
@@ -458,7 +459,7 @@ impl Region {
         }
         init_body(self);
         if self.backing == Backing::File {
-            create_kill_point(b"create_before_magic");
+            testpoint::at(Point::CreateBeforeMagic);
         }
         // SYNC POINT: attachers acquire the magic and then see the whole
         // initialised header and body.
@@ -525,7 +526,7 @@ impl Region {
                 set_mode(fd.0, mode, &who)?;
             }
             reserve(fd.0, want.total_size, &who)?;
-            create_kill_point(b"create_after_reserve");
+            testpoint::at(Point::CreateAfterReserve);
             let (map, base) = Self::map_fd(fd.0, want.total_size, &who)?;
             let r = Self::finish(map, base, want, Backing::File, Some(c), -1);
             r.initialise(init_body);
@@ -645,27 +646,6 @@ impl Region {
         let (map, base) = Self::map_fd(own.0, geo.total_size, &who)?;
         std::mem::forget(own);
         Ok(Self::finish(map, base, geo, Backing::Fd, None, dup))
-    }
-}
-
-/// Test hook for the crash-safety tests: when the environment variable
-/// `DQS_TEST_KILL_POINT` names `point` (`create_after_reserve`: a new file
-/// is sized and reserved, nothing written; `create_before_magic`: header
-/// written, magic not yet committed), the process SIGKILLs
-/// itself there, leaving what an interrupted create leaves.
-fn create_kill_point(point: &[u8]) {
-    match std::env::var_os("DQS_TEST_KILL_POINT") {
-        Some(v) if v.as_encoded_bytes() == point => {
-            // SAFETY: plain syscalls; SIGKILL cannot be caught, so the
-            // process ends here.
-            unsafe {
-                libc::kill(libc::getpid(), libc::SIGKILL);
-                loop {
-                    libc::pause();
-                }
-            }
-        }
-        _ => {}
     }
 }
 

@@ -625,48 +625,11 @@ impl Element for i64 {
     }
 }
 
-/// Outcome of a non-blocking attempt that found no room or no item, telling
-/// a waiter whether sleeping is safe.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Miss {
-    /// Really full (push) or really empty (pop): a sleeper will be woken by
-    /// the next change.
-    Settled,
-    /// Pop only: the next position is reserved by a batch producer that
-    /// has not published it yet. Spin and retry; a position stuck for
-    /// [`REPAIR_AFTER_NS`] is given up by the retry.
-    InFlight,
-}
+pub use crate::wait::Miss;
 
 /// Test hook: where a process kills itself inside the ring (see
-/// `DQS_TEST_KILL_POINT` in `intq.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Hook {
-    /// No hook.
-    None,
-    /// After a push's slot CAS, before the `tail` hint moves.
-    PushClaimed,
-    /// After a pop's slot CAS, before the `head` hint moves (the item dies
-    /// with the process, as any item a consumer has received).
-    PopClaimed,
-    /// Inside a batch push, after reserving the run and publishing its
-    /// first item.
-    PushReserved,
-}
-
-#[cold]
-#[inline(never)]
-fn fire(hook: Hook) {
-    let _ = hook;
-    #[cfg(not(loom))]
-    // SAFETY: plain syscalls; SIGKILL cannot be caught.
-    unsafe {
-        libc::kill(libc::getpid(), libc::SIGKILL);
-        loop {
-            libc::pause();
-        }
-    }
-}
+/// `DQS_TEST_KILL_POINT` in the test-point module).
+pub use crate::testpoint::Hook;
 
 /// Shared state for giving up stuck reservations (see the module docs).
 #[derive(Clone, Copy)]
@@ -695,33 +658,6 @@ pub trait RepairSource: Sync {
 impl RepairSource for Repair<'_> {
     fn repair(&self) -> Repair<'_> {
         *self
-    }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds (vDSO; a few ns).
-fn monotonic_ns() -> u64 {
-    #[cfg(not(loom))]
-    {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid, writable timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        (ts.tv_sec as u64)
-            .wrapping_mul(1_000_000_000)
-            .wrapping_add(ts.tv_nsec as u64)
-    }
-    // Under loom time is not modelled: each reading is one tick after the
-    // last, so a consumer that keeps looking at a stuck position sees time
-    // pass, the same way in every schedule (the models set `after_ns` in
-    // ticks).
-    #[cfg(loom)]
-    {
-        loom::lazy_static! {
-            static ref NOW: AtomicU64 = AtomicU64::new(1);
-        }
-        NOW.fetch_add(1, Ordering::Relaxed)
     }
 }
 
@@ -813,7 +749,7 @@ impl<'a, T: Element> Ring<'a, T> {
     fn hit(&self, here: Hook) {
         // `here` is never `None`: one compare.
         if self.hook == here {
-            fire(here);
+            crate::testpoint::kill_self();
         }
     }
 
@@ -1092,7 +1028,7 @@ impl<'a, T: Element> Ring<'a, T> {
             return Some(Miss::InFlight);
         };
         if r.after_ns > 0 {
-            let now = monotonic_ns();
+            let now = crate::clock::now_ns();
             let key = pos.wrapping_add(1);
             if r.stuck_pos.load(Ordering::Relaxed) != key {
                 // First sighting: start the clock (racy between consumers;
@@ -1169,19 +1105,7 @@ impl<'a, T: Element> Ring<'a, T> {
                     Ordering::SeqCst,
                     Ordering::Relaxed,
                 ) {
-                    Ok(_) => {
-                        let mut n = 0usize;
-                        for i in 0..m {
-                            let p = pos.wrapping_add(i);
-                            if self.slot(p).publish(self.lap(p), vals[n]) {
-                                n += 1;
-                                if n == 1 {
-                                    self.hit(Hook::PushReserved);
-                                }
-                            }
-                        }
-                        return Ok(n);
-                    }
+                    Ok(_) => return Ok(self.publish_run(pos, m, vals)),
                     Err(cur) => pos = cur,
                 }
             } else if d > 0 {
@@ -1193,6 +1117,31 @@ impl<'a, T: Element> Ring<'a, T> {
             }
         }
         Err(Miss::Settled)
+    }
+
+    /// Publish `vals` in order into the reserved positions `pos .. pos + m`
+    /// (`m <= vals.len()`), passing over a slot a peer filled or a
+    /// consumer gave up; how many went in. Out of line: with only the run's
+    /// own state live, the 16-byte CAS of each slot leaves the loop enough
+    /// registers (inlined into the reservation walk it spilled and reloaded
+    /// five of them per item).
+    #[inline(never)]
+    fn publish_run(&self, pos: u64, m: u64, vals: &[T]) -> usize {
+        debug_assert!(m <= vals.len() as u64);
+        let mut n = 0usize;
+        for i in 0..m {
+            let p = pos.wrapping_add(i);
+            // SAFETY: n <= i < m <= vals.len() (one item per position at
+            // most), so `n` indexes `vals`.
+            let v = unsafe { *vals.get_unchecked(n) };
+            if self.slot(p).publish(self.lap(p), v) {
+                n += 1;
+                if n == 1 {
+                    self.hit(Hook::PushReserved);
+                }
+            }
+        }
+        n
     }
 
     /// Pop up to `out.len()` items in queue order, slot by slot; returns
@@ -1877,15 +1826,9 @@ mod tests {
         // batch is about to reserve: reserve first, as the batch would...
         let p = reserve(&tail, 3);
         assert!(slots[1].publish(0, 50));
-        // ...and publish the way try_push_batch does after its CAS.
+        // ...and publish as try_push_batch does after its CAS.
         let vals = [1, 2, 3];
-        let mut n = 0;
-        for i in 0..3 {
-            let q = p + i;
-            if slots[q as usize].publish(q & !7, vals[n]) {
-                n += 1;
-            }
-        }
+        let n = r.publish_run(p, 3, &vals);
         assert_eq!(n, 2, "one value left for the next call");
         assert_eq!(r.try_push_batch(&vals[n..]), Ok(1));
         let mut out = [0; 8];

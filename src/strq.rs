@@ -197,10 +197,12 @@ use crate::layout::{
 };
 use crate::lock::{LockFail, LockGuard};
 use crate::region::{Region, Request};
-use crate::ring::Miss;
+use crate::stats::Stats;
 use crate::sync::{AtomicU32, Ordering};
-use crate::wait::{block_on, Side, Waited};
-use crate::Stats;
+use crate::testpoint::KillPoint;
+use crate::wait::{block_on, Miss, Side, Waited};
+
+mod batch;
 
 /// One item's slot. See the module documentation for the field layout.
 #[repr(C)]
@@ -285,71 +287,6 @@ pub struct StrQueue {
     /// Test hook: where this handle kills its own process (see
     /// [`KillPoint`]).
     kill_point: KillPoint,
-}
-
-/// Deterministic crash points for the crash-safety tests, chosen by the
-/// environment variable `DQS_TEST_KILL_POINT` when a handle is opened. At
-/// the named point the process sends itself SIGKILL.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum KillPoint {
-    /// No hook (always, unless the variable is set).
-    None,
-    /// `str_lock_held`: right after taking the lock.
-    LockHeld,
-    /// `str_lock_stop`: right after taking the lock, SIGSTOP instead (the
-    /// operation goes on after SIGCONT).
-    LockStop,
-    /// `str_after_bytes`: a push has written its bytes and slot.
-    AfterBytes,
-    /// `str_mid_commit`: three of the seven words of the new state copy
-    /// are written; the old copy is still current.
-    MidCommit,
-    /// `str_after_commit`: the new state copy is current; the lock is
-    /// still held.
-    AfterCommit,
-}
-
-impl KillPoint {
-    fn from_env() -> Self {
-        match std::env::var_os("DQS_TEST_KILL_POINT") {
-            None => KillPoint::None,
-            Some(v) => match v.as_encoded_bytes() {
-                b"str_lock_held" => KillPoint::LockHeld,
-                b"str_lock_stop" => KillPoint::LockStop,
-                b"str_after_bytes" => KillPoint::AfterBytes,
-                b"str_mid_commit" => KillPoint::MidCommit,
-                b"str_after_commit" => KillPoint::AfterCommit,
-                _ => KillPoint::None,
-            },
-        }
-    }
-
-    #[inline]
-    fn hit(self, here: KillPoint) {
-        if self != KillPoint::None && self == here {
-            self.fire();
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn fire(self) {
-        if self == KillPoint::LockStop {
-            // SAFETY: plain syscalls; we stop until somebody sends SIGCONT.
-            unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
-            return;
-        }
-        {
-            // SAFETY: plain syscalls; SIGKILL cannot be caught, so the
-            // process ends here with whatever it holds.
-            unsafe {
-                libc::kill(libc::getpid(), libc::SIGKILL);
-                loop {
-                    libc::pause();
-                }
-            }
-        }
-    }
 }
 
 /// The longest string the hot paths copy inline ([`copy_short`]); longer

@@ -1,13 +1,14 @@
 //! The one atomics facade of the crate.
 //!
-//! Every atomic the queues touch comes from here, so that a `--cfg loom`
-//! build swaps them all for loom's model-checked versions at once.
+//! Every atomic the queues touch comes from here, and so do the fences and
+//! the ways a thread yields or backs off, so that a `--cfg loom` build
+//! swaps them all for loom's model-checked versions at once.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64};
+pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
+pub(crate) use std::sync::atomic::{fence, AtomicI64, AtomicU32, AtomicU64};
 
 pub(crate) use std::sync::atomic::Ordering;
 
@@ -18,4 +19,24 @@ pub(crate) fn spin_hint() {
     loom::thread::yield_now();
     #[cfg(not(loom))]
     std::hint::spin_loop();
+}
+
+/// Let other threads run; a loom yield under the model.
+pub(crate) fn yield_now() {
+    #[cfg(not(loom))]
+    std::thread::yield_now();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
+/// Sleep `us` microseconds, the longest back-off; a loom yield under the
+/// model (time is not modelled).
+pub(crate) fn sleep_micros(us: u64) {
+    #[cfg(not(loom))]
+    std::thread::sleep(std::time::Duration::from_micros(us));
+    #[cfg(loom)]
+    {
+        let _ = us;
+        loom::thread::yield_now();
+    }
 }

@@ -55,8 +55,7 @@
 //! unchanged.
 
 use crate::futex::{self, Deadline, WaitResult};
-use crate::ring::Miss;
-use crate::sync::{spin_hint, AtomicU32, Ordering};
+use crate::sync::{sleep_micros, spin_hint, yield_now, AtomicU32, Ordering};
 
 /// How a blocking operation ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,9 +93,20 @@ pub struct Side<'a> {
 const COUNT_BITS: u32 = 24;
 const COUNT_MASK: u32 = (1 << COUNT_BITS) - 1;
 
-/// Consecutive wake calls on one side that found nobody asleep (while the
-/// count said somebody waits) before the count is reset.
-pub const RESET_AFTER: u32 = 64;
+pub use crate::layout::RESET_AFTER;
+
+/// Outcome of a non-blocking attempt that found no room or no item, telling
+/// a waiter whether sleeping is safe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Miss {
+    /// Really full (push) or really empty (pop): a sleeper will be woken by
+    /// the next change.
+    Settled,
+    /// Pop only: the next position is reserved by a batch producer that
+    /// has not published it yet. Spin and retry; a position stuck for
+    /// [`REPAIR_AFTER_NS`](crate::ring::REPAIR_AFTER_NS) is given up by the retry.
+    InFlight,
+}
 
 /// Where the fruitless-wake tally sits in the futex word (see the module
 /// docs); the bits below it count wake-ups.
@@ -238,13 +248,6 @@ impl Side<'_> {
 const SETTLED_SPINS: u32 = 64;
 const SETTLED_YIELDS: u32 = 64;
 
-fn yield_now() {
-    #[cfg(not(loom))]
-    std::thread::yield_now();
-    #[cfg(loom)]
-    loom::thread::yield_now();
-}
-
 /// Back-off for the short claimed-but-unpublished window.
 pub(crate) struct Backoff(u32);
 
@@ -260,10 +263,7 @@ impl Backoff {
         } else if self.0 < 1024 {
             yield_now();
         } else {
-            #[cfg(not(loom))]
-            std::thread::sleep(std::time::Duration::from_micros(200));
-            #[cfg(loom)]
-            loom::thread::yield_now();
+            sleep_micros(200);
         }
     }
 }

@@ -6,6 +6,8 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Backing;
+use DQSTest::Files;
 use Test::More;
 use Errno ();
 
@@ -15,33 +17,15 @@ use Data::Queue::Shared::Int16;
 
 watchdog(60);
 
-my $dir = tmpdir();
-my $seq = 0;
-
-# A fresh queue of $class with capacity $cap on backing $kind.
-sub make_queue {
-    my ($class, $kind, $cap) = @_;
-    return $class->new("$dir/q" . $seq++ . '.shm', $cap) if $kind eq 'file';
-    return $class->new(undef, $cap)                         if $kind eq 'anon';
-    return $class->new_memfd('dqs-test-' . $seq++, $cap)    if $kind eq 'memfd';
-    die "unknown backing $kind";
-}
-
-# True if $v is a plain number (not a string like "" or "0 but true").
-sub is_number_ok {
-    my ($v, $expect, $name) = @_;
-    local $Test::Builder::Level = $Test::Builder::Level + 1;
-    ok(defined $v && !ref $v && "$v" eq "$expect", $name)
-        or diag('got ' . (defined $v ? "'$v'" : 'undef') . ", expected $expect");
-}
+my $dir = scratch_dir();
 
 for my $class (@INT_CLASSES) {
     subtest "$class: capacity rounds up to a power of two, minimum 2" => sub {
         my %round = (1 => 2, 2 => 2, 3 => 4, 4 => 4, 5 => 8, 17 => 32,
                      1000 => 1024, 1024 => 1024, 1025 => 2048);
-        for my $kind (qw(file anon memfd)) {
+        for my $kind (@KINDS) {
             for my $cap (sort { $a <=> $b } keys %round) {
-                my $q = make_queue($class, $kind, $cap);
+                my $q = new_on($kind, $class, $cap);
                 is($q->capacity, $round{$cap}, "$kind: capacity $cap -> $round{$cap}");
             }
         }
@@ -58,7 +42,7 @@ for my $class (@INT_CLASSES) {
             my $label = defined $bad ? $bad : 'undef';
             eval { $class->new(undef, $bad) };
             like($@, $new_re, "new(undef, $label) croaks");
-            eval { $class->new("$dir/bad" . $seq++ . '.shm', $bad) };
+            eval { $class->new(fresh_path('bad'), $bad) };
             like($@, $new_re, "new(\$path, $label) croaks");
             eval { $class->new_memfd('bad', $bad) };
             like($@, $memfd_re, "new_memfd(\$name, $label) croaks");
@@ -69,11 +53,11 @@ for my $class (@INT_CLASSES) {
             or diag("left: @left");
     };
 
-    for my $kind (qw(file anon memfd)) {
+    for my $kind (@KINDS) {
         subtest "$class ($kind): push, pop, peek, size, is_empty, is_full" => sub {
-            my $q = make_queue($class, $kind, 4);
+            my $q = new_on($kind, $class, 4);
             is($q->capacity, 4, 'capacity');
-            is_number_ok($q->size, 0, 'new queue has size 0');
+            is_plain($q->size, 0, 'new queue has size 0');
             ok($q->is_empty, 'new queue is empty');
             ok(!$q->is_full, 'new queue is not full');
 
@@ -86,17 +70,17 @@ for my $class (@INT_CLASSES) {
             is_deeply(\@list, [undef], 'peek on empty in list context: (undef)');
 
             ok($q->push(10), 'push returns true');
-            is_number_ok($q->size, 1, 'size 1');
+            is_plain($q->size, 1, 'size 1');
             ok(!$q->is_empty, 'no longer empty');
             is($q->peek, 10, 'peek returns the front');
             is($q->peek, 10, 'peek again: not removed');
-            is_number_ok($q->size, 1, 'peek does not change the size');
+            is_plain($q->size, 1, 'peek does not change the size');
 
             ok($q->push($_), "push $_") for 11, 12, 13;
             ok($q->is_full, 'full at capacity');
-            is_number_ok($q->size, 4, 'size 4');
+            is_plain($q->size, 4, 'size 4');
             ok(!$q->push(14), 'push on a full queue returns false');
-            is_number_ok($q->size, 4, 'failed push changed nothing');
+            is_plain($q->size, 4, 'failed push changed nothing');
 
             is($q->pop, $_, "pop returns $_ (FIFO)") for 10 .. 13;
             is($q->pop, undef, 'empty again');
@@ -109,7 +93,7 @@ for my $class (@INT_CLASSES) {
         };
 
         subtest "$class ($kind): FIFO across many wrap-arounds" => sub {
-            my $q = make_queue($class, $kind, 8);
+            my $q = new_on($kind, $class, 8);
             my ($next_in, $next_out, $bad) = (0, 0, 0);
             for my $round (1 .. 200) {
                 my $n = 1 + $round % 8;
@@ -125,7 +109,7 @@ for my $class (@INT_CLASSES) {
         };
 
         subtest "$class ($kind): push_wait and pop_wait without waiting" => sub {
-            my $q = make_queue($class, $kind, 2);
+            my $q = new_on($kind, $class, 2);
             ok($q->push_wait(1), 'push_wait with no timeout on a non-full queue');
             ok($q->push_wait(2, 5), 'push_wait with a timeout');
             ok(!$q->push_wait(3, 0), 'push_wait(v, 0) on full returns false');
@@ -137,30 +121,30 @@ for my $class (@INT_CLASSES) {
         };
 
         subtest "$class ($kind): push_multi and pop_multi" => sub {
-            my $q = make_queue($class, $kind, 8);
-            is_number_ok($q->push_multi(), 0, 'push_multi() returns 0');
-            is_number_ok($q->push_multi(1, 2, 3), 3, 'push_multi of 3 returns 3');
-            is_number_ok($q->push_multi(4 .. 10), 5, 'push_multi stops when full: 5 pushed');
+            my $q = new_on($kind, $class, 8);
+            is_plain($q->push_multi(), 0, 'push_multi() returns 0');
+            is_plain($q->push_multi(1, 2, 3), 3, 'push_multi of 3 returns 3');
+            is_plain($q->push_multi(4 .. 10), 5, 'push_multi stops when full: 5 pushed');
             ok($q->is_full, 'full');
-            is_number_ok($q->push_multi(11), 0, 'push_multi on full returns 0');
+            is_plain($q->push_multi(11), 0, 'push_multi on full returns 0');
             is_deeply([$q->pop_multi(3)], [1, 2, 3], 'pop_multi(3)');
             is_deeply([$q->pop_multi(100)], [4 .. 8], 'pop_multi(100) returns what there is');
             is_deeply([$q->pop_multi(5)], [], 'pop_multi on empty returns an empty list');
-            is_number_ok(scalar(my @x = $q->pop_multi(1)), 0, 'really empty');
+            is_plain(scalar(my @x = $q->pop_multi(1)), 0, 'really empty');
 
             # more than any internal chunk size, through a large queue
-            my $big = make_queue($class, $kind, 1024);
-            is_number_ok($big->push_multi(0 .. 999), 1000, 'push_multi of 1000');
+            my $big = new_on($kind, $class, 1024);
+            is_plain($big->push_multi(0 .. 999), 1000, 'push_multi of 1000');
             is_deeply([$big->pop_multi(1000)], [0 .. 999], 'pop_multi of 1000 in order');
         };
 
         subtest "$class ($kind): push_wait_multi and pop_wait_multi without waiting" => sub {
-            my $q = make_queue($class, $kind, 4);
-            is_number_ok($q->push_wait_multi(0), 0, 'push_wait_multi(0) with no values returns 0');
-            is_number_ok($q->push_wait_multi(5, 1, 2), 2, 'push_wait_multi(5, 1, 2) returns 2');
-            is_number_ok($q->push_wait_multi(0, 3, 4, 5), 2,
+            my $q = new_on($kind, $class, 4);
+            is_plain($q->push_wait_multi(0), 0, 'push_wait_multi(0) with no values returns 0');
+            is_plain($q->push_wait_multi(5, 1, 2), 2, 'push_wait_multi(5, 1, 2) returns 2');
+            is_plain($q->push_wait_multi(0, 3, 4, 5), 2,
                          'push_wait_multi(0, ...) pushes what fits: 2');
-            is_number_ok($q->push_wait_multi(0, 6), 0, 'push_wait_multi(0, ...) on full returns 0');
+            is_plain($q->push_wait_multi(0, 6), 0, 'push_wait_multi(0, ...) on full returns 0');
             is_deeply([$q->pop_wait_multi(3, 0)], [1, 2, 3], 'pop_wait_multi(3, 0)');
             is_deeply([$q->pop_wait_multi(10, 5)], [4], 'pop_wait_multi(10, 5) returns what there is');
             is_deeply([$q->pop_wait_multi(10, 0)], [], 'pop_wait_multi(10, 0) on empty: empty list');
@@ -169,7 +153,7 @@ for my $class (@INT_CLASSES) {
         };
 
         subtest "$class ($kind): drain" => sub {
-            my $q = make_queue($class, $kind, 16);
+            my $q = new_on($kind, $class, 16);
             is_deeply([$q->drain], [], 'drain on empty returns an empty list');
             $q->push_multi(1 .. 10);
             is_deeply([$q->drain(3)], [1, 2, 3], 'drain(3)');
@@ -180,45 +164,31 @@ for my $class (@INT_CLASSES) {
         };
 
         subtest "$class ($kind): clear" => sub {
-            my $q = make_queue($class, $kind, 8);
+            my $q = new_on($kind, $class, 8);
             $q->push_multi(1 .. 8);
             $q->pop;
             my $before = $q->stats;
             $q->clear;
-            is_number_ok($q->size, 0, 'size 0 after clear');
+            is_plain($q->size, 0, 'size 0 after clear');
             ok($q->is_empty, 'empty after clear');
             is($q->pop, undef, 'pop after clear returns undef');
             is($q->stats->{pop_ok}, $before->{pop_ok} + 7,
                'cleared items are counted in pop_ok (as in the C implementation)');
             is($q->stats->{push_ok} - $q->stats->{pop_ok}, 0, 'push_ok - pop_ok is the size');
-            is_number_ok($q->push_multi(20 .. 30), 8, 'all capacity available after clear');
+            is_plain($q->push_multi(20 .. 30), 8, 'all capacity available after clear');
             is_deeply([$q->drain], [20 .. 27], 'FIFO works after clear');
             $q->clear;
             ok($q->is_empty, 'clear on an empty queue is harmless');
         };
 
         subtest "$class ($kind): sync, path, memfd" => sub {
-            my $q = make_queue($class, $kind, 4);
+            my $q = new_on($kind, $class, 4);
             $q->push(1);
-            ok($q->sync, 'sync returns true');
-            if ($kind eq 'file') {
-                like($q->path, qr{\A\Q$dir\E/q\d+\.shm\z}, 'path of a file queue');
-                is($q->memfd, -1, 'memfd of a file queue is -1');
-            }
-            elsif ($kind eq 'anon') {
-                is($q->path, undef, 'path of an anonymous queue is undef');
-                is($q->memfd, -1, 'memfd of an anonymous queue is -1');
-            }
-            else {
-                is($q->path, undef, 'path of a memfd queue is undef');
-                my $fd = $q->memfd;
-                ok(defined $fd && $fd >= 0, "memfd of a memfd queue is an fd ($fd)");
-                is($q->memfd, $fd, 'memfd is stable');
-            }
+            backing_ok($q, $kind);
         };
 
         subtest "$class ($kind): stats" => sub {
-            my $q = make_queue($class, $kind, 4);
+            my $q = new_on($kind, $class, 4);
             my $s = $q->stats;
             is(ref $s, 'HASH', 'stats returns a hashref');
             is_deeply([sort keys %$s],
@@ -262,36 +232,10 @@ for my $class (@INT_CLASSES) {
         };
     }
 
-    subtest "$class: unlink" => sub {
-        my $path = "$dir/unlink" . $seq++ . '.shm';
-        my $q = $class->new($path, 4);
-        ok(-e $path, 'file exists');
-        $q->push(5);
-        ok($q->unlink, 'instance unlink returns true');
-        ok(!-e $path, 'file removed');
-        is($q->pop, 5, 'the mapping still works after unlink');
-
-        my $path2 = "$dir/unlink" . $seq++ . '.shm';
-        {
-            my $q2 = $class->new($path2, 4);
-        }
-        ok(-e $path2, 'file outlives the handle');
-        ok($class->unlink($path2), 'class method unlink returns true');
-        ok(!-e $path2, 'file removed by the class method');
-        $! = 0;
-        ok(!$class->unlink($path2), 'class method unlink of a missing file returns false');
-        ok($!{ENOENT}, '... with $! set to ENOENT') or diag("\$! = $!");
-
-        for my $kind (qw(anon memfd)) {
-            my $aq = make_queue($class, $kind, 4);
-            eval { $aq->unlink };
-            like($@, qr/^\Q$class\E->unlink: .*cannot unlink anonymous or memfd queue/,
-                 "unlink on a $kind queue croaks");
-        }
-    };
+    subtest "$class: unlink" => sub { unlink_ok($class, 5) };
 
     subtest "$class: two handles on one file share the queue; stored geometry wins" => sub {
-        my $path = "$dir/shared" . $seq++ . '.shm';
+        my $path = fresh_path('shared');
         my $h1 = $class->new($path, 8);
         my $h2 = $class->new($path, 8);
         $h1->push(1);

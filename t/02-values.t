@@ -7,6 +7,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Magic;
 use Test::More;
 
 use Data::Queue::Shared::Int;
@@ -181,17 +182,3 @@ for my $class (@INT_CLASSES) {
 }
 
 done_testing;
-
-package Counting::Scalar;
-
-sub TIESCALAR { my ($c, $count, $v) = @_; bless { count => $count, v => $v }, $c }
-sub FETCH     { my $s = shift; ${ $s->{count} }++; $s->{v} }
-sub STORE     { die "read-only tied scalar\n" }
-
-package Numish;
-
-use overload
-    '0+'     => sub { my $s = shift; ${ $s->{calls} }++; ref $s->{v} ? $s->{v}->() : $s->{v} },
-    fallback => 1;
-
-sub new { my ($c, $calls, $v) = @_; bless { calls => $calls, v => $v }, $c }

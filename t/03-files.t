@@ -7,6 +7,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Files;
 use Test::More;
 
 use Data::Queue::Shared::Int;
@@ -15,25 +16,7 @@ use Data::Queue::Shared::Int16;
 
 watchdog(90);
 
-my $dir = tmpdir();
-my $seq = 0;
-sub fresh_path { "$dir/f" . $seq++ . '.shm' }
-
-sub mode_of { (stat $_[0])[2] & 07777 }
-
-sub slurp {
-    my ($path) = @_;
-    open my $fh, '<:raw', $path or die "open $path: $!";
-    local $/;
-    return scalar <$fh>;
-}
-
-sub spew {
-    my ($path, $bytes) = @_;
-    open my $fh, '>:raw', $path or die "open $path: $!";
-    print {$fh} $bytes or die "write $path: $!";
-    close $fh or die "close $path: $!";
-}
+my $dir = scratch_dir();
 
 sub works_ok {
     my ($q, $name) = @_;
@@ -96,7 +79,7 @@ for my $class (@INT_CLASSES) {
     };
 
     subtest "$class: a symlink at the path is refused" => sub {
-        my $target = "$dir/target" . $seq++;
+        my $target = fresh_path('target');
         my $link   = fresh_path();
         symlink($target, $link) or die "symlink: $!";
         eval { $class->new($link, 4) };
@@ -116,22 +99,12 @@ for my $class (@INT_CLASSES) {
     subtest "$class: eight processes create the same new path at once" => sub {
         for my $round (1 .. 4) {
             my $p = fresh_path();
-            pipe(my $r, my $w) or die "pipe: $!";
-            my @pids;
-            for my $i (0 .. 7) {
-                push @pids, spawn(sub {
-                    close $w;
-                    sysread($r, my $buf, 1);    # EOF when the parent closes: go
-                    my $q = $class->new($p, 64);
-                    $q->capacity == 64 or die "capacity ", $q->capacity, "\n";
-                    $q->push(100 + $i) or die "push failed\n";
-                });
-            }
-            close $r;
-            Time::HiRes::sleep(0.05);
-            close $w;
-            my $clean = 0;
-            $clean += reap($_) == 0 ? 1 : 0 for @pids;
+            my $clean = race_creators(8, sub {
+                my ($i) = @_;
+                my $q = $class->new($p, 64);
+                $q->capacity == 64 or die "capacity ", $q->capacity, "\n";
+                $q->push(100 + $i) or die "push failed\n";
+            });
             is($clean, 8, "round $round: all eight creators succeeded");
             my $q = $class->new($p, 64);
             is($q->capacity, 64, "round $round: capacity");
@@ -272,7 +245,7 @@ for my $class (@INT_CLASSES) {
     };
 
     subtest "$class: bad paths" => sub {
-        my $p = "$dir/nul" . $seq++;
+        my $p = fresh_path('nul');
         eval { $class->new("$p\0tail", 4) };
         like($@, qr/^\Q$class\E->new: /, 'a path with an embedded NUL croaks');
         ok(!-e $p, 'nothing created at the truncated path');

@@ -6,6 +6,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Files;
 use Test::More;
 use Fcntl qw(F_GETFD FD_CLOEXEC);
 use POSIX ();
@@ -14,25 +15,9 @@ use Data::Queue::Shared::Int;
 use Data::Queue::Shared::Int32;
 use Data::Queue::Shared::Int16;
 
-use constant F_GET_SEALS   => 1034;
-use constant F_SEAL_SHRINK => 2;
-use constant F_SEAL_GROW   => 4;
 
 watchdog(60);
 
-my $dir = tmpdir();
-my $seq = 0;
-
-# Is $fd open in this process? (Does not create a Perl handle on it.)
-sub fd_open { defined POSIX::lseek($_[0], 0, POSIX::SEEK_CUR()) || $! != POSIX::EBADF() }
-
-# The open flags of $fd, from /proc (so no Perl handle takes ownership of it).
-sub fd_flags {
-    my ($fd) = @_;
-    open my $fh, '<', "/proc/self/fdinfo/$fd" or return undef;
-    while (<$fh>) { return oct $1 if /^flags:\s*([0-7]+)/ }
-    return undef;
-}
 use constant O_CLOEXEC_BIT => 02000000;
 
 for my $class (@INT_CLASSES) {
@@ -61,27 +46,7 @@ for my $class (@INT_CLASSES) {
 
     subtest "$class: memfd is close-on-exec and sealed" => sub {
         my $q = $class->new_memfd('dqs-sealed', 16);
-        my $fd = $q->memfd;
-        my $flags = fd_flags($fd);
-        ok(defined $flags && ($flags & O_CLOEXEC_BIT), 'O_CLOEXEC set on the memfd')
-            or diag(sprintf 'flags %o', $flags // -1);
-
-        # By identity, not by number: a program run under valgrind finds
-        # the tool's own files at low numbers. None of its fds is this memfd.
-        my ($dev, $ino) = (stat "/proc/self/fd/$fd")[0, 1];
-        my $status = system($^X, '-e', 'for (glob "/proc/self/fd/*") { my @s = stat;'
-            . " exit 3 if \@s && \$s[0] == $dev && \$s[1] == $ino } exit 0");
-        is($status >> 8, 0, 'an exec()ed program does not inherit the memfd');
-
-        open(my $dup, '+<&', $fd) or die "dup memfd: $!";    # seals are per file
-        my $seals = fcntl($dup, F_GET_SEALS, 0);
-        ok(defined $seals, 'F_GET_SEALS works') or diag("fcntl: $!");
-        $seals = 0 + ($seals // 0);
-        ok($seals & F_SEAL_SHRINK, 'sealed against shrinking');
-        ok($seals & F_SEAL_GROW, 'sealed against growing');
-        ok(!truncate($dup, 0), 'truncate to 0 fails');
-        ok(!truncate($dup, 1 << 20), 'growing fails');
-        close $dup;
+        memfd_sealed_ok($q);
 
         ok($q->push(3) && $q->pop == 3, 'queue still works');
     };
@@ -139,7 +104,7 @@ for my $class (@INT_CLASSES) {
     };
 
     subtest "$class: new_from_fd on a regular file" => sub {
-        my $p = "$dir/ff" . $seq++ . '.shm';
+        my $p = fresh_path('ff');
         my $fq = $class->new($p, 4);
         open(my $fh, '+<', $p) or die "open $p: $!";
         my $q = $class->new_from_fd(fileno $fh);
@@ -168,7 +133,7 @@ for my $class (@INT_CLASSES) {
     };
 
     subtest "$class: new_from_fd errors" => sub {
-        my $p = "$dir/empty" . $seq++;
+        my $p = fresh_path('empty');
         open(my $fh, '+>', $p) or die;
         eval { $class->new_from_fd(fileno $fh) };
         like($@, qr/^\Q$class\E->new_from_fd: .*too small/, 'a 0-byte file: too small');
@@ -202,7 +167,7 @@ for my $class (@INT_CLASSES) {
                  "a memfd of $other");
         }
 
-        $p = "$dir/garbage" . $seq++;
+        $p = fresh_path('garbage');
         open($fh, '+>', $p) or die;
         print {$fh} join '', map { chr(1 + int rand 255) } 1 .. 4096;
         $fh->flush;
@@ -213,8 +178,7 @@ for my $class (@INT_CLASSES) {
 }
 
 subtest 'no fd leaks from memfd queues and new_from_fd' => sub {
-    my $count = sub { opendir my $d, '/proc/self/fd' or die; scalar grep { /^\d+$/ } readdir $d };
-    my $before = $count->();
+    my $before = fd_count();
     for my $class (@INT_CLASSES) {
         for (1 .. 50) {
             my $q = $class->new_memfd('leak', 4);
@@ -222,7 +186,7 @@ subtest 'no fd leaks from memfd queues and new_from_fd' => sub {
             eval { $class->new_from_fd(-1) };
         }
     }
-    is($count->(), $before, 'every fd is closed when the handles go away');
+    is(fd_count(), $before, 'every fd is closed when the handles go away');
 };
 
 done_testing;

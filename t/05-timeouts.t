@@ -7,8 +7,8 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Blocking;
 use Test::More;
-use Time::HiRes ();
 
 use Data::Queue::Shared::Int;
 use Data::Queue::Shared::Int32;
@@ -18,12 +18,6 @@ watchdog(100);
 
 my $T = 0.3;    # the timeout used throughout
 my $D = 0.15;   # how long a child waits before it wakes the parent
-
-# Run $code in a child after $delay seconds.
-sub later {
-    my ($delay, $code) = @_;
-    return spawn(sub { Time::HiRes::sleep($delay); $code->() });
-}
 
 for my $class (@INT_CLASSES) {
     subtest "$class: a timeout expires after about the requested time" => sub {

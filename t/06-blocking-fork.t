@@ -6,6 +6,9 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Backing;
+use DQSTest::Blocking;
+use DQSTest::Files;
 use Test::More;
 use Time::HiRes ();
 
@@ -17,28 +20,6 @@ use Data::Queue::Shared::Int32;
 use Data::Queue::Shared::Int16;
 
 watchdog(100);
-
-my $dir = tmpdir();
-my $seq = 0;
-
-# A queue of each backing kind: anonymous, file, memfd.
-sub queues_of {
-    my ($class, $cap) = @_;
-    return (
-        anon  => $class->new(undef, $cap),
-        file  => $class->new("$dir/b" . $seq++ . '.shm', $cap),
-        memfd => $class->new_memfd('dqs-block', $cap),
-    );
-}
-
-# In a child: wait until the parent is blocked (the waiter count shows it;
-# give up waiting after a few seconds and go on anyway, so that a queue that
-# does not count waiters still gets woken).
-sub await_waiter {
-    my ($q, $key) = @_;
-    wait_for(sub { $q->stats->{$key} >= 1 }, 5);
-    Time::HiRes::sleep(0.02);
-}
 
 # In a child: once the parent sleeps on a futex, run $code, which must
 # wake it (by the FUTEX_WAKE count), or die.
@@ -115,29 +96,15 @@ for my $class (@INT_CLASSES) {
 
         subtest "$class ($kind): push_wait_multi on a full queue with a consumer child" => sub {
             $q->push_multi(-1, -2, -3, -4);
-            my $out = "$dir/consumed" . $seq++;
-            my $pid = spawn(sub {
-                await_waiter($q, 'push_waiters');
-                my @got;
-                while (@got < 104) {
-                    my $v = $q->pop_wait(10);
-                    die "consumer timed out after " . @got . " items\n" unless defined $v;
-                    push @got, $v;
-                }
-                open my $fh, '>', $out or die "open: $!";
-                print {$fh} "@got\n";
-                close $fh or die "close: $!";
-            });
+            my ($pid, $got) = consumer_child($q, 104);
             is($q->push_wait_multi(30, 1 .. 100), 100, 'push_wait_multi pushes all 100');
             reap_ok($pid, 'consumer got 104 items');
-            open my $fh, '<', $out or die "open: $!";
-            my @got = split ' ', scalar <$fh>;
-            is_deeply(\@got, [-1, -2, -3, -4, 1 .. 100], 'consumer saw them all in order');
+            is_deeply([$got->()], [-1, -2, -3, -4, 1 .. 100], 'consumer saw them all in order');
             ok($q->is_empty, 'queue empty');
         };
 
         subtest "$class ($kind): blocked consumers in several processes each get one item" => sub {
-            my $out = "$dir/several" . $seq++;
+            my $out = fresh_path('several');
             my @pids = map {
                 my $i = $_;
                 spawn(sub {
@@ -168,22 +135,9 @@ for my $class (@INT_CLASSES) {
         my $q = $class->new(undef, 64);
         my $N = 100_000;
         my $M = $class =~ /Int16$/ ? 30_000 : 1 << 30;    # keep values in range
-        my $pid = spawn(sub {
-            for my $i (0 .. $N - 1) {
-                next if $q->push($i % $M);
-                $q->push_wait($i % $M, 10) or die "producer stuck at $i\n";
-            }
-        });
-        my ($bad, $first_bad) = (0);
-        for my $i (0 .. $N - 1) {
-            my $v = $q->pop;
-            $v = $q->pop_wait(10) unless defined $v;
-            if (!defined $v || $v != $i % $M) {
-                $first_bad //= "item $i: got " . ($v // 'undef');
-                $bad++;
-                last unless defined $v;
-            }
-        }
+        my $item = sub { $_[0] % $M };
+        my $pid = spawn(sub { push_in_order($q, $N, $item) });
+        my ($bad, $first_bad) = pop_in_order($q, $N, $item);
         is($bad, 0, "$N items in order") or diag($first_bad);
         reap_ok($pid, 'producer finished');
         my $s = $q->stats;

@@ -6,6 +6,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Blocking;
 use Test::More;
 use Time::HiRes qw(ualarm);
 
@@ -16,25 +17,14 @@ use Data::Queue::Shared::Int16;
 # SIGALRM belongs to the tests here: the watchdog uses a watcher process.
 watchdog(100, process => 1);
 
-sub later {
-    my ($delay, $code) = @_;
-    return spawn(sub { Time::HiRes::sleep($delay); $code->() });
-}
-
 sub clear_alarm { ualarm(0) }    # the handlers themselves are local()ized
 
 for my $class (@INT_CLASSES) {
     my $q = $class->new(undef, 2);
 
     subtest "$class: a SIGALRM handler runs during pop_wait, which then returns the item" => sub {
-        my $hits = 0;
-        local $SIG{ALRM} = sub { $hits++ };
         my $pid = later(0.4, sub { $q->push(99) or die "push\n" });
-        ualarm(100_000);
-        my $t0 = now();
-        my $v = $q->pop_wait(20);
-        my $dt = now() - $t0;
-        clear_alarm();
+        my ($hits, $v, $dt) = signalled_wait(sub { $q->pop_wait(20) }, 100_000);
         is($hits, 1, 'the handler ran once');
         is($v, 99, 'the wait went on and returned the item pushed later');
         ok($dt >= 0.3, 'it did not return early') or diag("returned after ${dt}s");
@@ -42,26 +32,14 @@ for my $class (@INT_CLASSES) {
     };
 
     subtest "$class: a signal does not shorten or lengthen the timeout" => sub {
-        my $hits = 0;
-        local $SIG{ALRM} = sub { $hits++ };
-        ualarm(150_000);
-        my $t0 = now();
-        my $v = $q->pop_wait(0.5);
-        my $dt = now() - $t0;
-        clear_alarm();
+        my ($hits, $v, $dt) = signalled_wait(sub { $q->pop_wait(0.5) }, 150_000);
         is($hits, 1, 'the handler ran');
         is($v, undef, 'timed out');
         between_ok($dt, 0.4, 5, 'waited the full timeout, not restarted from the signal');
     };
 
     subtest "$class: repeated signals during one wait" => sub {
-        my $hits = 0;
-        local $SIG{ALRM} = sub { $hits++ };
-        ualarm(50_000, 50_000);    # every 50 ms
-        my $t0 = now();
-        my $v = $q->pop_wait(0.4);
-        my $dt = now() - $t0;
-        clear_alarm();
+        my ($hits, $v, $dt) = signalled_wait(sub { $q->pop_wait(0.4) }, 50_000, 50_000);    # every 50 ms
         ok($hits >= 2, "the handler ran on every signal ($hits times)");
         is($v, undef, 'timed out');
         between_ok($dt, 0.32, 5, 'deadline kept across many interruptions');

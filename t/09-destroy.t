@@ -7,6 +7,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Files qw(fd_count maps_count);
 use Test::More;
 
 use Data::Queue::Shared::Int;
@@ -146,11 +147,9 @@ PERL
 };
 
 subtest 'creating and destroying many handles leaks no fds or mappings' => sub {
-    my $fds = sub { opendir my $d, '/proc/self/fd' or die; scalar grep { /^\d+$/ } readdir $d };
-    my $maps = sub { open my $m, '<', '/proc/self/maps' or die; my @l = <$m>; scalar @l };
     my $path = "$dir/many.shm";
     for my $class (@INT_CLASSES) { my $q = $class->new($path . $class, 4) }    # warm up
-    my ($f0, $m0) = ($fds->(), $maps->());
+    my ($f0, $m0) = (fd_count(), maps_count());
     for my $class (@INT_CLASSES) {
         for (1 .. 100) {
             my @q = ($class->new(undef, 16), $class->new($path . $class, 4),
@@ -159,8 +158,8 @@ subtest 'creating and destroying many handles leaks no fds or mappings' => sub {
             $q[1]->DESTROY;
         }
     }
-    is($fds->(), $f0, 'no fd leaked');
-    ok($maps->() <= $m0 + 2, 'no mapping leaked') or diag($maps->() . " maps, was $m0");
+    is(fd_count(), $f0, 'no fd leaked');
+    ok(maps_count() <= $m0 + 2, 'no mapping leaked') or diag(maps_count() . " maps, was $m0");
 };
 
 done_testing;

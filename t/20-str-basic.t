@@ -7,6 +7,8 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Backing;
+use DQSTest::Files;
 use Test::More;
 
 use Data::Queue::Shared::Str;
@@ -15,37 +17,18 @@ use Data::Queue::Shared::Int;
 watchdog(60);
 
 my $CLASS = 'Data::Queue::Shared::Str';
-my $dir   = tmpdir();
-my $seq   = 0;
+my $dir   = scratch_dir();
 
 my @STATS_KEYS = sort qw(size capacity mmap_size push_ok pop_ok push_full pop_empty
                          recoveries push_waiters pop_waiters arena_cap arena_used
                          lock_acquired lock_contended compressed compressed_saved);
 
-# A fresh Str queue with capacity $cap (and arena $arena, if given) on
-# backing $kind.
-sub make_queue {
-    my ($kind, $cap, @arena) = @_;
-    return $CLASS->new("$dir/s" . $seq++ . '.shm', $cap, @arena) if $kind eq 'file';
-    return $CLASS->new(undef, $cap, @arena)                       if $kind eq 'anon';
-    return $CLASS->new_memfd('dqs-str-' . $seq++, $cap, @arena)   if $kind eq 'memfd';
-    die "unknown backing $kind";
-}
-
-# ok() that $v is a defined plain (non-reference) value equal to $expect as a string.
-sub is_plain {
-    my ($v, $expect, $name) = @_;
-    local $Test::Builder::Level = $Test::Builder::Level + 1;
-    ok(defined $v && !ref $v && "$v" eq "$expect", $name)
-        or diag('got ' . (defined $v ? "'$v'" : 'undef') . ", expected '$expect'");
-}
-
 subtest 'capacity rounds up to a power of two, minimum 2' => sub {
     my %round = (1 => 2, 2 => 2, 3 => 4, 4 => 4, 5 => 8, 17 => 32,
                  1000 => 1024, 1024 => 1024, 1025 => 2048);
-    for my $kind (qw(file anon memfd)) {
+    for my $kind (@KINDS) {
         for my $cap (sort { $a <=> $b } keys %round) {
-            my $q = make_queue($kind, $cap);
+            my $q = new_on($kind, $CLASS, $cap);
             is($q->capacity, $round{$cap}, "$kind: capacity $cap -> $round{$cap}");
             is($q->stats->{capacity}, $round{$cap}, "$kind: stats capacity $cap -> $round{$cap}");
         }
@@ -58,7 +41,7 @@ subtest 'bad capacities croak naming the class and method' => sub {
         my $label = defined $bad ? $bad : 'undef';
         eval { $CLASS->new(undef, $bad) };
         like($@, qr/^\Q$CLASS\E->new: .*capacity/, "new(undef, $label) croaks");
-        eval { $CLASS->new("$dir/bad" . $seq++ . '.shm', $bad) };
+        eval { $CLASS->new(fresh_path('bad'), $bad) };
         like($@, qr/^\Q$CLASS\E->new: .*capacity/, "new(\$path, $label) croaks");
         eval { $CLASS->new_memfd('bad', $bad) };
         like($@, qr/^\Q$CLASS\E->new_memfd: .*capacity/, "new_memfd(\$name, $label) croaks");
@@ -68,9 +51,9 @@ subtest 'bad capacities croak naming the class and method' => sub {
     is(scalar @left, 0, 'no file is left behind by a refused capacity') or diag("left: @left");
 };
 
-for my $kind (qw(file anon memfd)) {
+for my $kind (@KINDS) {
     subtest "$kind: push, pop, peek, size, is_empty, is_full" => sub {
-        my $q = make_queue($kind, 4);
+        my $q = new_on($kind, $CLASS, 4);
         isa_ok($q, $CLASS);
         is($q->capacity, 4, 'capacity');
         is_plain($q->size, 0, 'new queue has size 0');
@@ -110,7 +93,7 @@ for my $kind (qw(file anon memfd)) {
     };
 
     subtest "$kind: push_front and pop_back" => sub {
-        my $q = make_queue($kind, 8);
+        my $q = new_on($kind, $CLASS, 8);
         is($q->pop_back, undef, 'pop_back on empty returns undef');
         my @list = $q->pop_back;
         is_deeply(\@list, [undef], 'pop_back on empty in list context: (undef)');
@@ -141,7 +124,7 @@ for my $kind (qw(file anon memfd)) {
     };
 
     subtest "$kind: wait variants without waiting" => sub {
-        my $q = make_queue($kind, 2);
+        my $q = new_on($kind, $CLASS, 2);
         ok($q->push_wait('a'), 'push_wait with no timeout on a non-full queue');
         ok($q->push_front_wait('z', 5), 'push_front_wait with a timeout');
         ok(!$q->push_wait('c', 0), 'push_wait(v, 0) on full returns false');
@@ -157,7 +140,7 @@ for my $kind (qw(file anon memfd)) {
     };
 
     subtest "$kind: push_multi and pop_multi" => sub {
-        my $q = make_queue($kind, 8);
+        my $q = new_on($kind, $CLASS, 8);
         is_plain($q->push_multi(), 0, 'push_multi() returns 0');
         is_plain($q->push_multi(qw(a b c)), 3, 'push_multi of 3 returns 3');
         is_plain($q->push_multi(qw(d e f g h i j)), 5, 'push_multi stops when full: 5 pushed');
@@ -167,14 +150,14 @@ for my $kind (qw(file anon memfd)) {
         is_deeply([$q->pop_multi(100)], [qw(d e f g h)], 'pop_multi(100) returns what there is');
         is_deeply([$q->pop_multi(5)], [], 'pop_multi on empty returns an empty list');
 
-        my $big = make_queue($kind, 1024);
+        my $big = new_on($kind, $CLASS, 1024);
         my @in = map { "item-$_" } 0 .. 999;
         is_plain($big->push_multi(@in), 1000, 'push_multi of 1000');
         is_deeply([$big->pop_multi(1000)], \@in, 'pop_multi of 1000 in order');
     };
 
     subtest "$kind: push_wait_multi and pop_wait_multi without waiting" => sub {
-        my $q = make_queue($kind, 4);
+        my $q = new_on($kind, $CLASS, 4);
         is_plain($q->push_wait_multi(0), 0, 'push_wait_multi(0) with no values returns 0');
         is_plain($q->push_wait_multi(5, 'a', 'b'), 2, 'push_wait_multi(5, a, b) returns 2');
         is_plain($q->push_wait_multi(0, qw(c d e)), 2, 'push_wait_multi(0, ...) pushes what fits: 2');
@@ -187,7 +170,7 @@ for my $kind (qw(file anon memfd)) {
     };
 
     subtest "$kind: drain" => sub {
-        my $q = make_queue($kind, 16);
+        my $q = new_on($kind, $CLASS, 16);
         is_deeply([$q->drain], [], 'drain on empty returns an empty list');
         $q->push_multi(1 .. 10);
         is_deeply([$q->drain(3)], [1, 2, 3], 'drain(3)');
@@ -199,7 +182,7 @@ for my $kind (qw(file anon memfd)) {
     };
 
     subtest "$kind: clear" => sub {
-        my $q = make_queue($kind, 8);
+        my $q = new_on($kind, $CLASS, 8);
         $q->push_multi(map { "v$_" } 1 .. 8);
         $q->pop;
         my $before = $q->stats;
@@ -220,28 +203,14 @@ for my $kind (qw(file anon memfd)) {
     };
 
     subtest "$kind: sync, path, memfd" => sub {
-        my $q = make_queue($kind, 4);
+        my $q = new_on($kind, $CLASS, 4);
         $q->push('s');
-        ok($q->sync, 'sync returns true');
-        if ($kind eq 'file') {
-            like($q->path, qr{\A\Q$dir\E/s\d+\.shm\z}, 'path of a file queue');
-            is($q->memfd, -1, 'memfd of a file queue is -1');
-        }
-        elsif ($kind eq 'anon') {
-            is($q->path, undef, 'path of an anonymous queue is undef');
-            is($q->memfd, -1, 'memfd of an anonymous queue is -1');
-        }
-        else {
-            is($q->path, undef, 'path of a memfd queue is undef');
-            my $fd = $q->memfd;
-            ok(defined $fd && $fd >= 0, 'memfd of a memfd queue is an fd (' . ($fd // 'undef') . ')');
-            is($q->memfd, $fd, 'memfd is stable');
-        }
+        backing_ok($q, $kind);
         is($q->pop, 's', 'queue works after sync');
     };
 
     subtest "$kind: stats" => sub {
-        my $q = make_queue($kind, 4);
+        my $q = new_on($kind, $CLASS, 4);
         my $s = $q->stats;
         is(ref $s, 'HASH', 'stats returns a hashref');
         is_deeply([sort keys %$s], \@STATS_KEYS, 'exactly the documented keys');
@@ -297,7 +266,7 @@ for my $kind (qw(file anon memfd)) {
     };
 
     subtest "$kind: numbers and other scalars are pushed as strings" => sub {
-        my $q = make_queue($kind, 16);
+        my $q = new_on($kind, $CLASS, 16);
         my @in  = (42, -7, 0, 3.5, 1e21, '007', ' 1 ', '0 but true');
         my @out = map { "$_" } @in;
         ok($q->push($_), "push $_") for @in;
@@ -314,34 +283,10 @@ for my $kind (qw(file anon memfd)) {
     };
 }
 
-subtest 'unlink' => sub {
-    my $path = "$dir/unlink" . $seq++ . '.shm';
-    my $q = $CLASS->new($path, 4);
-    ok(-e $path, 'file exists');
-    $q->push('kept');
-    ok($q->unlink, 'instance unlink returns true');
-    ok(!-e $path, 'file removed');
-    is($q->pop, 'kept', 'the mapping still works after unlink');
-
-    my $path2 = "$dir/unlink" . $seq++ . '.shm';
-    { my $q2 = $CLASS->new($path2, 4) }
-    ok(-e $path2, 'file outlives the handle');
-    ok($CLASS->unlink($path2), 'class method unlink returns true');
-    ok(!-e $path2, 'file removed by the class method');
-    $! = 0;
-    ok(!$CLASS->unlink($path2), 'class method unlink of a missing file returns false');
-    ok($!{ENOENT}, '... with $! set to ENOENT') or diag("\$! = $!");
-
-    for my $kind (qw(anon memfd)) {
-        my $aq = make_queue($kind, 4);
-        eval { $aq->unlink };
-        like($@, qr/^\Q$CLASS\E->unlink: .*cannot unlink anonymous or memfd queue/,
-             "unlink on a $kind queue croaks");
-    }
-};
+subtest 'unlink' => sub { unlink_ok($CLASS, 'kept') };
 
 subtest 'two handles on one file share the queue; stored geometry wins' => sub {
-    my $path = "$dir/shared" . $seq++ . '.shm';
+    my $path = fresh_path('shared');
     my $h1 = $CLASS->new($path, 8, 8192);
     my $h2 = $CLASS->new($path, 8, 8192);
     $h1->push('one');
@@ -373,7 +318,7 @@ subtest 'a subclass works' => sub {
 
 subtest 'DESTROY is idempotent; methods croak afterwards' => sub {
     for my $kind (qw(anon file memfd)) {
-        my $q = make_queue($kind, 4);
+        my $q = new_on($kind, $CLASS, 4);
         $q->push('d');
         $q->DESTROY;
         ok(eval { $q->DESTROY; 1 }, "$kind: a second DESTROY is harmless");
@@ -428,19 +373,17 @@ subtest 'CLONE_SKIP' => sub {
 };
 
 subtest 'no fd or mapping leaks' => sub {
-    my $fds  = sub { opendir my $d, '/proc/self/fd' or die; scalar grep { /^\d+$/ } readdir $d };
-    my $maps = sub { open my $m, '<', '/proc/self/maps' or die; my @l = <$m>; scalar @l };
     my $path = "$dir/many.shm";
     { my $q = $CLASS->new($path, 4) }    # warm up
-    my ($f0, $m0) = ($fds->(), $maps->());
+    my ($f0, $m0) = (fd_count(), maps_count());
     for (1 .. 100) {
         my @q = ($CLASS->new(undef, 16), $CLASS->new($path, 4), $CLASS->new_memfd('many', 16));
         push @q, $CLASS->new_from_fd($q[2]->memfd);
         $q[0]->push('x');
         $q[1]->DESTROY;
     }
-    is($fds->(), $f0, 'no fd leaked');
-    ok($maps->() <= $m0 + 2, 'no mapping leaked') or diag($maps->() . " maps, was $m0");
+    is(fd_count(), $f0, 'no fd leaked');
+    ok(maps_count() <= $m0 + 2, 'no mapping leaked') or diag(maps_count() . " maps, was $m0");
 };
 
 done_testing;

@@ -9,6 +9,8 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Backing;
+use DQSTest::Files;
 use Test::More;
 
 use Data::Queue::Shared::Str;
@@ -16,16 +18,6 @@ use Data::Queue::Shared::Str;
 watchdog(90);
 
 my $CLASS = 'Data::Queue::Shared::Str';
-my $dir   = tmpdir();
-my $seq   = 0;
-
-sub make_queue {
-    my ($kind, $cap, @arena) = @_;
-    return $CLASS->new("$dir/a" . $seq++ . '.shm', $cap, @arena) if $kind eq 'file';
-    return $CLASS->new(undef, $cap, @arena)                       if $kind eq 'anon';
-    return $CLASS->new_memfd('dqs-arena-' . $seq++, $cap, @arena) if $kind eq 'memfd';
-    die "unknown backing $kind";
-}
 
 sub used { $_[0]->stats->{arena_used} }
 
@@ -49,7 +41,7 @@ subtest 'arena size: default, minimum, exact, maximum' => sub {
         );
         for my $name (sort keys %expect) {
             my ($args, $want) = @{ $expect{$name} };
-            my $q = make_queue($kind, @$args);
+            my $q = new_on($kind, $CLASS, @$args);
             my $s = $q->stats;
             is($s->{arena_cap}, $want, "$kind: $name -> arena_cap $want");
             is($s->{arena_used}, 0, "$kind: $name: nothing used");
@@ -63,7 +55,7 @@ subtest 'arena size: default, minimum, exact, maximum' => sub {
 
 subtest 'the maximum arena is 4 GiB; larger croaks' => sub {
     for my $kind (qw(anon memfd file)) {
-        my $q = eval { make_queue($kind, 2, 2**32) };
+        my $q = eval { new_on($kind, $CLASS, 2, 2**32) };
         ok($q, "$kind: an arena of 2**32 bytes is accepted") or diag($@);
         next unless $q;
         is($q->stats->{arena_cap}, 2**32, "$kind: reported exactly");
@@ -77,7 +69,7 @@ subtest 'the maximum arena is 4 GiB; larger croaks' => sub {
         like($@, qr/^\Q$CLASS\E->new: .*arena/, "new(undef, 4, $bad) croaks");
         eval { $CLASS->new_memfd('big', 4, $bad) };
         like($@, qr/^\Q$CLASS\E->new_memfd: .*arena/, "new_memfd('big', 4, $bad) croaks");
-        my $p = "$dir/big" . $seq++ . '.shm';
+        my $p = fresh_path('big');
         eval { $CLASS->new($p, 4, $bad) };
         like($@, qr/^\Q$CLASS\E->new: .*arena/, "new(\$path, 4, $bad) croaks");
         ok(!-e $p, 'no file left behind');
@@ -107,7 +99,7 @@ subtest 'items are 8-byte aligned with no header' => sub {
 
 subtest 'two 2000-byte strings fit a 4096-byte arena; then only 96 bytes are left' => sub {
     for my $kind (qw(anon file memfd)) {
-        my $q = make_queue($kind, 16, 4096);
+        my $q = new_on($kind, $CLASS, 16, 4096);
         ok($q->push('a' x 2000), "$kind: first 2000 bytes");
         ok($q->push('b' x 2000), "$kind: second 2000 bytes");
         is(used($q), 4000, "$kind: arena_used 4000: no per-item header");

@@ -10,6 +10,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Magic;
 use Test::More;
 use Scalar::Util qw(refaddr);
 
@@ -365,35 +366,3 @@ subtest 'missing arguments croak' => sub {
 };
 
 done_testing;
-
-package Stringy;
-
-use overload
-    '""'     => sub { my $s = shift; ${ $s->{calls} }++; ref $s->{v} eq 'CODE' ? $s->{v}->() : $s->{v} },
-    fallback => 1;
-
-sub new { my ($c, $calls, $v) = @_; bless { calls => $calls, v => $v }, $c }
-
-package Numberish;
-
-use overload '0+' => sub { $_[0]{v} }, fallback => 1;
-
-sub new { my ($c, $v) = @_; bless { v => $v }, $c }
-
-package Counting::Scalar;
-
-sub TIESCALAR { my ($c, $count, $v) = @_; bless { count => $count, v => $v }, $c }
-sub FETCH     { my $s = shift; ${ $s->{count} }++; $s->{v} }
-sub STORE     { die "read-only tied scalar\n" }
-
-package Dying::Scalar;
-
-sub TIESCALAR { my ($c, $msg) = @_; bless { msg => $msg }, $c }
-sub FETCH     { die $_[0]{msg} }
-sub STORE     { die "read-only tied scalar\n" }
-
-package Callback::Scalar;
-
-sub TIESCALAR { my ($c, $code) = @_; bless { code => $code }, $c }
-sub FETCH     { $_[0]{code}->() }
-sub STORE     { die "read-only tied scalar\n" }

@@ -8,8 +8,10 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Backing;
+use DQSTest::Blocking;
+use DQSTest::Files;
 use Test::More;
-use Time::HiRes ();
 
 # Waits sleep until woken or timed out, never a slice at a time: a lost
 # wake-up costs the whole wait (and fails) instead of a quarter second.
@@ -19,42 +21,10 @@ use Data::Queue::Shared::Str;
 watchdog(240);
 
 my $CLASS = 'Data::Queue::Shared::Str';
-my $dir   = tmpdir();
-my $seq   = 0;
+my $dir   = scratch_dir();
 
-sub queues_of {
-    my ($cap, @arena) = @_;
-    return (
-        anon  => $CLASS->new(undef, $cap, @arena),
-        file  => $CLASS->new("$dir/b" . $seq++ . '.shm', $cap, @arena),
-        memfd => $CLASS->new_memfd('dqs-str-block', $cap, @arena),
-    );
-}
-
-# In a child: wait until $n processes are blocked on $key (give up after a
-# few seconds and go on anyway), then a little longer so they are asleep.
-sub await_waiters {
-    my ($q, $key, $n) = @_;
-    wait_for(sub { $q->stats->{$key} >= ($n // 1) }, 5);
-    Time::HiRes::sleep(0.02);
-}
-
-sub write_file {
-    my ($path, $data) = @_;
-    open my $fh, '>:raw', $path or die "open $path: $!";
-    print {$fh} $data or die "write $path: $!";
-    close $fh or die "close $path: $!";
-}
-
-sub read_file {
-    my ($path) = @_;
-    open my $fh, '<:raw', $path or return undef;
-    local $/;
-    return scalar <$fh>;
-}
-
-my %q     = queues_of(4);
-my %arena = queues_of(16, 4096);
+my %q     = queues_of($CLASS, 4);
+my %arena = queues_of($CLASS, 16, 4096);
 
 for my $kind (qw(anon file memfd)) {
     my $q  = $q{$kind};
@@ -188,7 +158,7 @@ for my $kind (qw(anon file memfd)) {
 
     subtest "$kind: a batch wakes as many consumers as items it moved" => sub {
         for my $how (qw(push_multi push_wait_multi)) {
-            my $out = "$dir/batch" . $seq++;
+            my $out = fresh_path('batch');
             my @pids = map {
                 my $i = $_;
                 spawn(sub {
@@ -197,7 +167,7 @@ for my $kind (qw(anon file memfd)) {
                     defined $v or die "consumer $i timed out\n";
                     my $dt = now() - $t0;
                     die "consumer $i was woken only after ${dt}s\n" if $dt > 10;
-                    write_file("$out.$i", $v);
+                    spew("$out.$i", $v);
                 });
             } 1 .. 3;
             wait_for(sub { $q->stats->{pop_waiters} >= 3 }, 5);
@@ -211,7 +181,7 @@ for my $kind (qw(anon file memfd)) {
             my $clean = 0;
             $clean += reap($_) == 0 ? 1 : 0 for @pids;
             is($clean, 3, "$how: every blocked consumer was woken");
-            my @got = sort map { read_file("$out.$_") // 'none' } 1 .. 3;
+            my @got = sort map { slurp("$out.$_") // 'none' } 1 .. 3;
             is_deeply(\@got, [qw(x1 x2 x3)], "$how: each got a different item");
         }
 
@@ -257,22 +227,11 @@ for my $kind (qw(anon file memfd)) {
 
     subtest "$kind: push_wait_multi on a full queue with a consumer child" => sub {
         $q->push_multi(qw(-1 -2 -3 -4));
-        my $out = "$dir/consumed" . $seq++;
         my @items = map { "item $_ " . ('.' x ($_ % 40)) } 1 .. 100;
-        my $pid = spawn(sub {
-            await_waiters($q, 'push_waiters');
-            my @got;
-            while (@got < 104) {
-                my $v = $q->pop_wait(10);
-                die "consumer timed out after " . @got . " items\n" unless defined $v;
-                push @got, $v;
-            }
-            write_file($out, join "\n", @got);
-        });
+        my ($pid, $got) = consumer_child($q, 104);
         is($q->push_wait_multi(30, @items), 100, 'push_wait_multi pushes all 100');
         reap_ok($pid, 'consumer got 104 items');
-        my @got = split /\n/, read_file($out) // '';
-        is_deeply(\@got, [qw(-1 -2 -3 -4), @items], 'consumer saw them all in order');
+        is_deeply([$got->()], [qw(-1 -2 -3 -4), @items], 'consumer saw them all in order');
         ok($q->is_empty, 'queue empty');
     };
 }
@@ -281,23 +240,9 @@ subtest '1 producer, 1 consumer: 50000 strings of varying length, in order' => s
     my $q = $CLASS->new(undef, 64);
     my $N = 50_000;
     my $item = sub { my $i = shift; "$i:" . ('x' x ($i % 300)) };
-    my $pid = spawn(sub {
-        for my $i (0 .. $N - 1) {
-            my $v = $item->($i);
-            next if $q->push($v);
-            $q->push_wait($v, 10) or die "producer stuck at $i\n";
-        }
-    }, timeout => 120);
-    my ($bad, $first_bad) = (0);
-    for my $i (0 .. $N - 1) {
-        my $v = $q->pop;
-        $v = $q->pop_wait(10) unless defined $v;
-        if (!defined $v || $v ne $item->($i)) {
-            $first_bad //= "item $i: got " . (defined $v ? substr($v, 0, 20) . '... (' . length($v) . ' bytes)' : 'undef');
-            $bad++;
-            last unless defined $v;
-        }
-    }
+    my $pid = spawn(sub { push_in_order($q, $N, $item) }, timeout => 120);
+    my ($bad, $first_bad) = pop_in_order($q, $N, $item,
+                                         sub { substr($_[0], 0, 20) . '... (' . length($_[0]) . ' bytes)' });
     is($bad, 0, "$N strings in order and intact") or diag($first_bad);
     reap_ok($pid, 'producer finished');
     my $s = $q->stats;
@@ -339,7 +284,7 @@ sub stress {
                 }
                 push @got, @v;
             }
-            write_file("$dir/$tag.c$c", join '', map { "$_\n" } @got);
+            spew("$dir/$tag.c$c", join '', map { "$_\n" } @got);
         }, timeout => 150);
     } 0 .. $C - 1;
     my @producers = map {
@@ -365,14 +310,14 @@ sub stress {
     my $ok = 0;
     $ok += reap($_) == 0 ? 1 : 0 for @producers;
     is($ok, $P, 'every producer finished cleanly');
-    write_file($flag, '');
+    spew($flag, '');
     $ok = 0;
     $ok += reap($_) == 0 ? 1 : 0 for @consumers;
     is($ok, $C, 'every consumer finished cleanly');
 
     my (@all, $order_bad);
     for my $c (0 .. $C - 1) {
-        my $data = read_file("$dir/$tag.c$c");
+        my $data = slurp("$dir/$tag.c$c");
         next unless defined $data;
         my @got = split /\n/, $data;
         push @all, @got;
@@ -415,7 +360,7 @@ sub stress {
 subtest 'non-blocking push and pop polling across processes' => sub {
     my $N = 3000;
     for my $kind (qw(anon file memfd)) {
-        my %fresh = queues_of(4);
+        my %fresh = queues_of($CLASS, 4);
         my $q   = $fresh{$kind};
         my $pad = 'p' x 40;
         my $pid = spawn(sub {

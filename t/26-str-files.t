@@ -8,50 +8,17 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Files;
 use Test::More;
-use POSIX ();
 
 use Data::Queue::Shared::Str;
 use Data::Queue::Shared::Int;
 use Data::Queue::Shared::Int32;
 use Data::Queue::Shared::Int16;
 
-use constant F_GET_SEALS   => 1034;
-use constant F_SEAL_SHRINK => 2;
-use constant F_SEAL_GROW   => 4;
-use constant O_CLOEXEC_BIT => 02000000;
-
 watchdog(90);
 
 my $CLASS = 'Data::Queue::Shared::Str';
-my $dir   = tmpdir();
-my $seq   = 0;
-sub fresh_path { "$dir/f" . $seq++ . '.shm' }
-
-sub mode_of { (stat $_[0])[2] & 07777 }
-
-sub slurp {
-    my ($path) = @_;
-    open my $fh, '<:raw', $path or die "open $path: $!";
-    local $/;
-    return scalar <$fh>;
-}
-
-sub spew {
-    my ($path, $bytes) = @_;
-    open my $fh, '>:raw', $path or die "open $path: $!";
-    print {$fh} $bytes or die "write $path: $!";
-    close $fh or die "close $path: $!";
-}
-
-sub fd_open { defined POSIX::lseek($_[0], 0, POSIX::SEEK_CUR()) || $! != POSIX::EBADF() }
-
-sub fd_flags {
-    my ($fd) = @_;
-    open my $fh, '<', "/proc/self/fdinfo/$fd" or return undef;
-    while (<$fh>) { return oct $1 if /^flags:\s*([0-7]+)/ }
-    return undef;
-}
 
 sub works_ok {
     my ($q, $name) = @_;
@@ -89,7 +56,7 @@ subtest 'file modes' => sub {
 };
 
 subtest 'a symlink at the path is refused' => sub {
-    my $target = "$dir/target" . $seq++;
+    my $target = fresh_path('target');
     my $link   = fresh_path();
     symlink($target, $link) or die "symlink: $!";
     eval { $CLASS->new($link, 4) };
@@ -210,23 +177,13 @@ subtest 'stored geometry wins on reopen' => sub {
 subtest 'eight processes create the same new path at once' => sub {
     for my $round (1 .. 3) {
         my $p = fresh_path();
-        pipe(my $r, my $w) or die "pipe: $!";
-        my @pids;
-        for my $i (0 .. 7) {
-            push @pids, spawn(sub {
-                close $w;
-                sysread($r, my $buf, 1);
-                my $q = $CLASS->new($p, 64, 16384);
-                $q->capacity == 64 or die "capacity ", $q->capacity, "\n";
-                $q->stats->{arena_cap} == 16384 or die "arena\n";
-                $q->push("creator $i") or die "push failed\n";
-            });
-        }
-        close $r;
-        Time::HiRes::sleep(0.05);
-        close $w;
-        my $clean = 0;
-        $clean += reap($_) == 0 ? 1 : 0 for @pids;
+        my $clean = race_creators(8, sub {
+            my ($i) = @_;
+            my $q = $CLASS->new($p, 64, 16384);
+            $q->capacity == 64 or die "capacity ", $q->capacity, "\n";
+            $q->stats->{arena_cap} == 16384 or die "arena\n";
+            $q->push("creator $i") or die "push failed\n";
+        });
         is($clean, 8, "round $round: all eight creators succeeded");
         my $q = $CLASS->new($p, 64);
         is_deeply([sort $q->drain], [map { "creator $_" } 0 .. 7], "round $round: one queue holds every push");
@@ -240,24 +197,7 @@ subtest 'new_memfd: close-on-exec and sealed' => sub {
     ok(-l "/proc/self/fd/$fd" && readlink("/proc/self/fd/$fd") =~ /memfd:/, 'the fd is a memfd');
     my @st = stat("/proc/self/fd/$fd");
     is($st[7], $q->stats->{mmap_size}, 'memfd size is the mapping size');
-    my $flags = fd_flags($fd);
-    ok(defined $flags && ($flags & O_CLOEXEC_BIT), 'O_CLOEXEC set on the memfd')
-        or diag(sprintf 'flags %o', $flags // -1);
-    # By identity, not by number: a program run under valgrind finds
-    # the tool's own files at low numbers. None of its fds is this memfd.
-    my ($dev, $ino) = (stat "/proc/self/fd/$fd")[0, 1];
-    my $status = system($^X, '-e', 'for (glob "/proc/self/fd/*") { my @s = stat;'
-        . " exit 3 if \@s && \$s[0] == $dev && \$s[1] == $ino } exit 0");
-    is($status >> 8, 0, 'an exec()ed program does not inherit the memfd');
-
-    open(my $dup, '+<&', $fd) or die "dup memfd: $!";
-    my $seals = fcntl($dup, F_GET_SEALS, 0);
-    ok(defined $seals, 'F_GET_SEALS works') or diag("fcntl: $!");
-    $seals = 0 + ($seals // 0);
-    ok($seals & F_SEAL_SHRINK, 'sealed against shrinking');
-    ok($seals & F_SEAL_GROW, 'sealed against growing');
-    ok(!truncate($dup, 0), 'truncate to 0 fails');
-    close $dup;
+    memfd_sealed_ok($q);
     works_ok($q, 'sealed memfd');
 };
 
@@ -309,8 +249,7 @@ subtest 'new_from_fd refuses Int fds, and Int refuses Str fds' => sub {
 };
 
 subtest 'no fd leaks from Str memfd queues and new_from_fd' => sub {
-    my $count = sub { opendir my $d, '/proc/self/fd' or die; scalar grep { /^\d+$/ } readdir $d };
-    my $before = $count->();
+    my $before = fd_count();
     for (1 .. 50) {
         my $q = $CLASS->new_memfd('leak', 4);
         my $q2 = $CLASS->new_from_fd($q->memfd);
@@ -318,7 +257,7 @@ subtest 'no fd leaks from Str memfd queues and new_from_fd' => sub {
         my $iq = Data::Queue::Shared::Int->new_memfd('leak', 4);
         eval { $CLASS->new_from_fd($iq->memfd) };
     }
-    is($count->(), $before, 'every fd is closed when the handles go away');
+    is(fd_count(), $before, 'every fd is closed when the handles go away');
 };
 
 done_testing;

@@ -8,6 +8,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Blocking;
 use Test::More;
 use Time::HiRes qw(ualarm);
 
@@ -19,11 +20,6 @@ watchdog(120, process => 1);
 my $CLASS = 'Data::Queue::Shared::Str';
 my $T = 0.3;     # the timeout used throughout
 my $D = 0.15;    # how long a child waits before it acts
-
-sub later {
-    my ($delay, $code) = @_;
-    return spawn(sub { Time::HiRes::sleep($delay); $code->() });
-}
 
 subtest 'a timeout expires after about the requested time' => sub {
     my $q = $CLASS->new(undef, 2);
@@ -143,35 +139,22 @@ subtest 'NaN timeouts croak' => sub {
 
 subtest 'a SIGALRM handler runs during pop_wait, which then goes on' => sub {
     my $q = $CLASS->new(undef, 2);
-    my $hits = 0;
-    local $SIG{ALRM} = sub { $hits++ };
     my $pid = later(0.4, sub { $q->push('after the signal') or die "push\n" });
-    ualarm(100_000);
-    my $t0 = now();
-    my $v = $q->pop_wait(20);
-    my $dt = now() - $t0;
-    ualarm(0);
+    my ($hits, $v, $dt) = signalled_wait(sub { $q->pop_wait(20) }, 100_000);
     is($hits, 1, 'the handler ran once');
     is($v, 'after the signal', 'the wait went on and returned the item pushed later');
     ok($dt >= 0.3, 'it did not return early') or diag("returned after ${dt}s");
     reap_ok($pid);
 
-    $hits = 0;
-    ualarm(50_000, 50_000);
-    $t0 = now();
-    $v = $q->pop_back_wait(0.4);
-    $dt = now() - $t0;
-    ualarm(0);
+    ($hits, $v, $dt) = signalled_wait(sub { $q->pop_back_wait(0.4) }, 50_000, 50_000);
     ok($hits >= 2, "the handler ran on every signal ($hits times) during pop_back_wait");
     is($v, undef, 'timed out');
     between_ok($dt, 0.32, 5, 'deadline kept across many interruptions');
 
     $q->push_multi('a', 'b');
-    $hits = 0;
     $pid = later(0.4, sub { $q->pop eq 'a' or die "pop\n" });
-    ualarm(100_000);
-    ok($q->push_front_wait('f', 20), 'push_front_wait completes after the signal');
-    ualarm(0);
+    ($hits, $v) = signalled_wait(sub { $q->push_front_wait('f', 20) }, 100_000);
+    ok($v, 'push_front_wait completes after the signal');
     is($hits, 1, 'the handler ran during push_front_wait');
     reap_ok($pid);
     is_deeply([$q->drain], ['f', 'b'], 'contents');

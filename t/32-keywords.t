@@ -9,6 +9,9 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Backing;
+use DQSTest::Files;
+use DQSTest::Magic;
 use Test::More;
 
 BEGIN {
@@ -26,8 +29,6 @@ watchdog(120);
 
 my $STR = 'Data::Queue::Shared::Str';
 my @CLASSES = (@INT_CLASSES, $STR);
-my $dir = tmpdir();
-my $seq = 0;
 
 my %METHODS = (
     push => sub { $_[0]->push($_[1]) },
@@ -79,23 +80,8 @@ sub ways {
     );
 }
 
-sub make_queue {
-    my ($class, $kind, $cap) = @_;
-    return $class->new("$dir/k" . $seq++ . '.shm', $cap) if $kind eq 'file';
-    return $class->new(undef, $cap)                        if $kind eq 'anon';
-    return $class->new_memfd('dqs-kw-' . $seq++, $cap)     if $kind eq 'memfd';
-    die "unknown backing $kind";
-}
-
 sub item { $_[0] eq $STR ? "s$_[1]" : $_[1] }
 
-# ok() that $v is a defined plain value whose string form is $expect.
-sub is_plain {
-    my ($v, $expect, $name) = @_;
-    local $Test::Builder::Level = $Test::Builder::Level + 1;
-    ok(defined $v && !ref $v && "$v" eq "$expect", $name)
-        or diag('got ' . (defined $v ? "'$v'" : 'undef') . ", expected '$expect'");
-}
 
 # ok() that $got is exactly $want, UTF-8 flag included.
 sub same_str {
@@ -113,8 +99,8 @@ sub show {
 
 sub basics {
     my ($class, $op) = @_;
-    for my $kind (qw(file anon memfd)) {
-        my $q = make_queue($class, $kind, 4);
+    for my $kind (@KINDS) {
+        my $q = new_on($kind, $class, 4);
         is_plain($op->{size}->($q), 0, "$kind: new queue has size 0");
         is($op->{pop}->($q), undef, "$kind: pop on empty returns undef");
         is_deeply([$op->{pop}->($q)], [undef], "$kind: pop on empty in list context: (undef)");
@@ -142,7 +128,7 @@ sub basics {
         is_deeply([$op->{size}->($q)], [0], "$kind: size in list context: one value");
     }
 
-    my $q = make_queue($class, 'anon', 8);
+    my $q = new_on('anon', $class, 8);
     my ($in, $out, $bad) = (0, 0, 0);
     for my $round (1 .. 100) {
         my $n = 1 + $round % 8;
@@ -155,9 +141,9 @@ sub basics {
     }
     is($bad, 0, "$in items went through in order across wrap-arounds");
 
-    my $h1 = $class->new("$dir/share$seq.shm", 4);
-    my $h2 = $class->new("$dir/share$seq.shm", 4);
-    $seq++;
+    my $path = fresh_path('share');
+    my $h1 = $class->new($path, 4);
+    my $h2 = $class->new($path, 4);
     $op->{push}->($h1, item($class, 1));
     is($op->{size}->($h2), 1, 'a second handle sees the size');
     is($op->{pop}->($h2), item($class, 1), 'and pops what the first pushed');
@@ -331,7 +317,7 @@ sub wrong_objects {
 sub destroyed {
     my ($class, $op, $name) = @_;
     for my $kind (qw(anon file memfd)) {
-        my $q = make_queue($class, $kind, 4);
+        my $q = new_on($kind, $class, 4);
         $q->push(item($class, 1));
         $q->DESTROY;
         for my $o (qw(push pop peek size)) {
@@ -407,25 +393,3 @@ for my $class (@CLASSES) {
 }
 
 done_testing;
-
-package Counting::Scalar;
-
-sub TIESCALAR { my ($c, $count, $v) = @_; bless { count => $count, v => $v }, $c }
-sub FETCH     { my $s = shift; ${ $s->{count} }++; $s->{v} }
-sub STORE     { die "read-only tied scalar\n" }
-
-package Numish;
-
-use overload
-    '0+'     => sub { my $s = shift; ${ $s->{calls} }++; ref $s->{v} ? $s->{v}->() : $s->{v} },
-    fallback => 1;
-
-sub new { my ($c, $calls, $v) = @_; bless { calls => $calls, v => $v }, $c }
-
-package Stringy;
-
-use overload
-    '""'     => sub { my $s = shift; ${ $s->{calls} }++; ref $s->{v} ? $s->{v}->() : $s->{v} },
-    fallback => 1;
-
-sub new { my ($c, $calls, $v) = @_; bless { calls => $calls, v => $v }, $c }

@@ -10,6 +10,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Files;
 use Test::More;
 
 use Data::Queue::Shared::Str;
@@ -17,8 +18,6 @@ use Data::Queue::Shared::Str;
 watchdog(120);
 
 my $CLASS = 'Data::Queue::Shared::Str';
-my $dir   = tmpdir();
-my $seq   = 0;
 
 sub ceil8 { my $n = shift; ($n + 7) & ~7 }
 
@@ -76,15 +75,12 @@ my @cases = (
 for my $case (@cases) {
     my ($point, $op, $expect) = @$case;
     subtest "$op killed at $point" => sub {
-        my $path = "$dir/c" . $seq++ . '.shm';
+        my $path = fresh_path('c');
         my ($q, $items) = prepared($path);
-        my $pid = spawn(sub {
-            local $ENV{DQS_TEST_KILL_POINT} = $point;
-            my $c = $CLASS->new($path, 16);
+        my $st = reap(doomed_at($CLASS, $path, $point, sub {
+            my ($c) = @_;
             $op =~ /^push/ ? $c->$op($NEW) : $c->$op;
-            die "kill point $point not reached by $op\n";
-        });
-        my $st = reap($pid);
+        }));
         is($st & 127, 9, 'the child died of SIGKILL at the kill point')
             or diag("exit " . ($st >> 8));
         my $want = $expect->(@$items);

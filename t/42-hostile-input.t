@@ -12,6 +12,8 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Backing;
+use DQSTest::Files;
 use Test::More;
 use POSIX ();
 
@@ -51,8 +53,8 @@ subtest 'integer pushes refuse undef and references' => sub {
     }
 };
 
-# Geometry fields of the header: offset and pack format (ON-DISK FORMAT in
-# the POD: all little-endian).
+# Geometry fields of the header: offset and pack format (HEADER in
+# Data::Queue::Shared::Format: all little-endian).
 my %FIELD = (
     version     => [8,  'V'],
     variant     => [12, 'V'],
@@ -171,43 +173,10 @@ subtest 'attach refuses wrong geometry in the header' => sub {
     }
 };
 
-sub fd_count   { opendir my $d, '/proc/self/fd' or return -1; scalar grep { !/^\./ } readdir $d }
-sub maps_count { open my $f, '<', '/proc/self/maps' or return -1; my @l = <$f>; scalar @l }
-
 SKIP: {
     skip 'no /proc/self', 1 unless -d '/proc/self/fd';
     subtest '1000 create/destroy cycles of each backing leak nothing' => sub {
-        my $n = 0;
-        my %backing = (
-            anonymous => sub { $_[0]->new(undef, 64) },
-            file      => sub {
-                my $p = "$dir/leak" . $n++ . '.shm';
-                my $q = $_[0]->new($p, 64);
-                $q->unlink;
-                $q;
-            },
-            memfd     => sub { $_[0]->new_memfd('dqs-leak', 64) },
-            from_fd   => sub {
-                my $m = $_[0]->new_memfd('dqs-leak2', 64);
-                my $q = $_[0]->new_from_fd($m->memfd);
-                undef $m;
-                $q;
-            },
-        );
-        for my $class ('Data::Queue::Shared::Int', 'Data::Queue::Shared::Str') {
-            for my $b (sort keys %backing) {
-                # warm up (lazily loaded bits, caches), then measure
-                for (1 .. 5) { my $q = $backing{$b}->($class); $q->push(1) }
-                my ($fd0, $map0) = (fd_count(), maps_count());
-                for (1 .. 1000) {
-                    my $q = $backing{$b}->($class);
-                    $q->push(1);
-                    $q->eventfd if $_ % 10 == 0;
-                }
-                is(fd_count(), $fd0, "$class $b: no fd leaked");
-                is(maps_count(), $map0, "$class $b: no mapping leaked");
-            }
-        }
+        leak_cycles_ok(['Data::Queue::Shared::Int', 'Data::Queue::Shared::Str']);
     };
 }
 

@@ -15,6 +15,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Files;
 use Test::More;
 
 use Data::Queue::Shared::Int;
@@ -22,9 +23,7 @@ use Data::Queue::Shared::Int32;
 use Data::Queue::Shared::Int16;
 
 watchdog(180);
-my $dir = tmpdir();
-my $seq = 0;
-my $CAP = 16;
+my $CAP = 16;    # the capacity doomed_at opens with
 
 # The operation each kill point interrupts, run by the doomed child.
 my %OP = (
@@ -51,19 +50,14 @@ my %GONE = (
 # operation; returns its wait status.
 sub doomed {
     my ($class, $path, $point) = @_;
-    my $pid = spawn(sub {
-        $ENV{DQS_TEST_KILL_POINT} = $point;
-        my $q = $class->new($path, $CAP);
-        $OP{$point}->($q);
-    }, timeout => 30);
-    return reap($pid);
+    return reap(doomed_at($class, $path, $point, $OP{$point}));
 }
 
 # Probe once that the hook works. Every build has the kill points (they
 # cost one load of a field set when the handle is made), so a child that
 # finishes its push instead of dying is a failure, not a reason to skip.
 {
-    my $p = "$dir/probe";
+    my $p = fresh_path('probe');
     my $q = Data::Queue::Shared::Int->new($p, $CAP);
     my $st = doomed('Data::Queue::Shared::Int', $p, 'int_push_claimed');
     unless (is($st & 127, 9, 'DQS_TEST_KILL_POINT=int_push_claimed makes the child SIGKILL itself')) {
@@ -78,7 +72,7 @@ sub doomed {
 for my $class (@INT_CLASSES) {
     for my $point (sort keys %OP) {
         subtest "$class: killed at $point" => sub {
-            my $p = "$dir/q" . $seq++;
+            my $p = fresh_path('q');
             my $q = $class->new($p, $CAP);
             # Go round the ring a few laps first, so positions and sequence
             # numbers are not the ones of a fresh queue.

@@ -2,8 +2,8 @@
 //! table write holds the table's robust lock; a takeover repairs first.
 
 use super::{
-    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Table, FREE, HELD, RETURNED,
-    SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Point, Table, FREE, HELD,
+    RETURNED, SCAN_NS, TAKING,
 };
 use crate::futex::Deadline;
 use crate::intq::IntQueue;
@@ -95,7 +95,7 @@ impl<T: Element> IntQueue<T> {
             let (gen, _) = t.state(i);
             t.set(i, gen, RETURNED);
             t.count_return(dead);
-            kill_point("lease_int_returned");
+            kill_point(Point::LeaseIntReturned);
             t.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
         }
         back.len() as u64
@@ -132,13 +132,13 @@ impl<T: Element> IntQueue<T> {
                     rec.value.store(v.to_i64() as u64, Ordering::Relaxed);
                     rec.meta.store(pos, Ordering::Relaxed);
                     t.set(i, gen, TAKING);
-                    kill_point("lease_int_intent");
+                    kill_point(Point::LeaseIntIntent);
                 }
                 None => t.set(i, old, FREE),
             });
             match taken {
                 Ok(v) => {
-                    kill_point("lease_int_taken");
+                    kill_point(Point::LeaseIntTaken);
                     rec.value.store(v.to_i64() as u64, Ordering::Relaxed);
                     t.set(i, gen, HELD);
                     self.producers().wake(1);
@@ -287,7 +287,7 @@ impl<T: Element> IntQueue<T> {
                         Table::count(&t.head.released, 1);
                     }
                 } else {
-                    kill_point("lease_int_ack");
+                    kill_point(Point::LeaseIntAck);
                     t.set(i, gen, FREE);
                     Table::count(&t.head.acked, 1);
                 }

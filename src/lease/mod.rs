@@ -63,14 +63,14 @@
 //! `push_ok` mark, then the commit, then [`FREE`]. Str items are returned
 //! into the queue itself, so Str pops never look at the table.
 
-use std::cell::Cell;
 use std::fmt;
 
-use crate::layout::{default_lease_bytes, Header, Variant, DEFAULT_MAX_LEASES, MAX_LEASES};
+use crate::layout::Header;
 use crate::lock::{current_tag, owner_is_dead, Lock};
 use crate::region::Region;
 use crate::sync::{AtomicU64, Ordering};
-use crate::{Error, Result};
+use crate::testpoint::Point;
+use crate::Error;
 
 // The Int queue's lease methods. The ring's noted take and the Str
 // queue's lease methods need those modules' private parts, so they are
@@ -265,92 +265,10 @@ pub fn state_name(s: u64) -> &'static str {
     }
 }
 
-thread_local! {
-    static CREATE: Cell<(Option<u64>, Option<u64>)> = const { Cell::new((None, None)) };
-}
+pub(crate) use crate::create_opts::set_create_options;
+pub use crate::create_opts::with_create_options;
 
-/// Run `f` (which creates a queue) with this thread's create options:
-/// `max_leases` lease records (default [`DEFAULT_MAX_LEASES`], 0 for none)
-/// and, for Str, `lease_bytes` of lease data (default
-/// [`default_lease_bytes`]). Attaching to an existing queue ignores them.
-///
-/// # Examples
-///
-/// ```
-/// use data_queue_shared::{lease, IntQueue};
-/// let q = lease::with_create_options(Some(2), None, || IntQueue::<i64>::anonymous(8))?;
-/// q.push(1);
-/// q.push(2);
-/// q.push(3);
-/// let (_, a) = q.pop_lease(None)?.unwrap();
-/// let (_, _b) = q.pop_lease(None)?.unwrap();
-/// assert!(q.pop_lease(None).is_err()); // both records taken
-/// assert_eq!(q.pop(), Some(3)); // plain pops go on
-/// assert!(q.ack(a)?);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn with_create_options<R>(
-    max_leases: Option<u64>,
-    lease_bytes: Option<u64>,
-    f: impl FnOnce() -> R,
-) -> R {
-    let old = CREATE.with(|c| c.replace((max_leases, lease_bytes)));
-    let r = f();
-    CREATE.with(|c| c.set(old));
-    r
-}
-
-/// Set this thread's create options until changed (the C API's form).
-pub(crate) fn set_create_options(max_leases: Option<u64>, lease_bytes: Option<u64>) {
-    CREATE.with(|c| c.set((max_leases, lease_bytes)));
-}
-
-/// The lease table size a create asks for: (max_leases, lease_bytes).
-pub(crate) fn create_sizes(variant: Variant, cap: u64, arena: u64) -> Result<(u64, u64)> {
-    let (n, b) = CREATE.with(|c| c.get());
-    let n = n.unwrap_or(DEFAULT_MAX_LEASES);
-    if n > MAX_LEASES {
-        return Err(Error::InvalidArgument(format!(
-            "max_leases {n} is out of range (0 .. {MAX_LEASES})"
-        )));
-    }
-    let b = match (variant, b) {
-        (Variant::Str, None) => default_lease_bytes(variant, cap, arena, n),
-        (Variant::Str, Some(b)) => {
-            if b == 0 || b > crate::layout::MAX_ARENA {
-                return Err(Error::InvalidArgument(format!(
-                    "lease_bytes {b} is out of range (1 .. {})",
-                    crate::layout::MAX_ARENA
-                )));
-            }
-            if n == 0 {
-                0
-            } else {
-                (b + 7) & !7
-            }
-        }
-        (_, Some(b)) if b != 0 => {
-            return Err(Error::InvalidArgument(
-                "lease_bytes applies to Str queues only".into(),
-            ))
-        }
-        _ => 0,
-    };
-    Ok((n, b))
-}
-
-/// CLOCK_MONOTONIC in nanoseconds.
-pub(crate) fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64)
-        .wrapping_mul(1_000_000_000)
-        .wrapping_add(ts.tv_nsec as u64)
-}
+pub(crate) use crate::clock::now_ns;
 
 /// The deadline word for a lease of `timeout` seconds (None, negative or
 /// not a number: no deadline).
@@ -384,33 +302,11 @@ pub(crate) fn next_gen(gen: u64) -> u64 {
 }
 
 /// A test hook: `DQS_TEST_KILL_POINT` names a point inside a lease
-/// operation where the process sends itself SIGKILL (tests only). Read
-/// once per process (a forked child reads it again: tests set it there).
-pub(crate) fn kill_point(name: &str) {
-    use std::sync::atomic::{AtomicU32 as StdU32, Ordering as O};
-    use std::sync::Mutex;
-    static PID: StdU32 = StdU32::new(0);
-    static POINT: Mutex<Option<String>> = Mutex::new(None);
-    let pid = crate::lock::current_pid();
-    if PID.load(O::Acquire) != pid {
-        let v = std::env::var("DQS_TEST_KILL_POINT")
-            .ok()
-            .filter(|v| v.starts_with("lease_"));
-        if let Ok(mut p) = POINT.lock() {
-            *p = v;
-        }
-        PID.store(pid, O::Release);
-    }
-    let hit = POINT
-        .lock()
-        .map(|p| p.as_deref() == Some(name))
-        .unwrap_or(false);
-    if hit {
-        // SAFETY: kill and getpid have no memory preconditions.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-        }
-    }
+/// operation where the process sends itself SIGKILL (tests only; see
+/// [`crate::testpoint`]).
+#[inline]
+pub(crate) fn kill_point(p: Point) {
+    crate::testpoint::lease_at(p, crate::lock::current_pid());
 }
 
 /// A queue's lease table, bounds from the private geometry.
@@ -716,86 +612,5 @@ impl<'a> Table<'a> {
             need: len,
             area: self.data_len,
         })
-    }
-}
-
-impl crate::AnyQueue {
-    /// The lease counters of a queue of any variant (see
-    /// [`IntQueue::lease_stats`](crate::IntQueue::lease_stats)).
-    pub fn lease_stats(&self) -> LeaseStats {
-        match self {
-            crate::AnyQueue::Int(q) => q.lease_stats(),
-            crate::AnyQueue::Int32(q) => q.lease_stats(),
-            crate::AnyQueue::Int16(q) => q.lease_stats(),
-            crate::AnyQueue::Str(q) => q.lease_stats(),
-        }
-    }
-
-    /// The open and waiting leases of a queue of any variant.
-    pub fn leases(&self) -> Vec<LeaseInfo> {
-        match self {
-            crate::AnyQueue::Int(q) => q.leases(),
-            crate::AnyQueue::Int32(q) => q.leases(),
-            crate::AnyQueue::Int16(q) => q.leases(),
-            crate::AnyQueue::Str(q) => q.leases(),
-        }
-    }
-
-    /// The lease lines of `dqs stats`: (name, value), names of at most 14
-    /// characters (`leases_nacked` counts releases, `leases_dead` leases
-    /// returned after their holder died, `leases_expired` after their
-    /// deadline).
-    ///
-    /// A snapshot without the lock and without a look for dead holders,
-    /// so that `dqs stats` changes nothing and never waits.
-    pub fn lease_fields(&self) -> Vec<(&'static str, u64)> {
-        let s = Table::of(self.region()).map_or_else(LeaseStats::default, |t| t.stats());
-        let mut v = vec![
-            ("max_leases", s.max_leases),
-            ("leases_open", s.open),
-            ("leases_waiting", s.waiting),
-            ("leases_acked", s.acked),
-            ("leases_nacked", s.released),
-            ("leases_dead", s.returned_dead),
-            ("leases_expired", s.returned_timeout),
-        ];
-        if matches!(self, crate::AnyQueue::Str(_)) {
-            v.push(("lease_bytes", s.lease_bytes));
-        }
-        v
-    }
-
-    /// What `dqs leases` prints: a header line, then one line per open or
-    /// waiting lease, oldest pop first.
-    pub fn lease_listing(&self) -> String {
-        let str_q = matches!(self, crate::AnyQueue::Str(_));
-        let mut o = format!(
-            "{:<20} {:<9} {:>8} {:>8} {:>10} {:>10} {}\n",
-            "lease",
-            "state",
-            "pid",
-            "seq",
-            "age",
-            "left",
-            if str_q { "bytes" } else { "value" }
-        );
-        for l in self.leases() {
-            let left = if l.left_ns == 0 {
-                "-".to_string()
-            } else {
-                format!("{:.3}s", l.left_ns as f64 / 1e9)
-            };
-            o.push_str(&format!(
-                "{:<20} {:<9} {:>8} {:>8} {:>10} {:>10} {}\n",
-                l.id,
-                state_name(l.state),
-                l.pid,
-                l.seq,
-                format!("{:.3}s", l.age_ns as f64 / 1e9),
-                left,
-                l.value
-            ));
-        }
-        o
     }
 }

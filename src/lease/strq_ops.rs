@@ -10,9 +10,9 @@ use crate::lease::{
     kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Table, FREE, HELD, RETURNED,
     RETURNING, SCAN_NS, TAKING,
 };
-use crate::ring::Miss;
 use crate::sync::Ordering;
-use crate::wait::{block_on, Waited};
+use crate::testpoint::Point;
+use crate::wait::{block_on, Miss, Waited};
 
 type LResult<T> = std::result::Result<T, LeaseError>;
 
@@ -104,7 +104,7 @@ impl StrQueue {
             }
             t.recs[i].mark.store(l.push_ok, Ordering::Relaxed);
             t.set(i, gen, RETURNING);
-            kill_point("lease_str_returning");
+            kill_point(Point::LeaseStrReturning);
             done.push(i);
         }
         done
@@ -115,7 +115,7 @@ impl StrQueue {
     fn lease_finish(&self, t: &Table<'_>, mut l: Locked<'_, false>, returning: &[usize]) {
         l.commit();
         if !returning.is_empty() {
-            kill_point("lease_str_returned");
+            kill_point(Point::LeaseStrReturned);
         }
         for &i in returning {
             let (gen, _) = t.state(i);
@@ -176,9 +176,9 @@ impl StrQueue {
             self.lease_finish(&t, l, &returning);
             return Ok(None);
         }
-        kill_point("lease_str_pending");
+        kill_point(Point::LeaseStrPending);
         l.commit();
-        kill_point("lease_str_committed");
+        kill_point(Point::LeaseStrCommitted);
         t.set(i, gen, HELD);
         self.lease_finish(&t, l, &returning);
         self.wake_producers();
@@ -306,7 +306,7 @@ impl StrQueue {
                         Table::count(&t.head.released, 1);
                     }
                 } else {
-                    kill_point("lease_str_ack");
+                    kill_point(Point::LeaseStrAck);
                     t.set(i, gen, FREE);
                     Table::count(&t.head.acked, 1);
                 }

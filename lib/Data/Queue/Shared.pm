@@ -150,13 +150,14 @@ Byte and character strings of any length up to the arena size, with their
 UTF-8 flag. 16 bytes per slot, plus a byte arena that holds the strings
 (by default 256 bytes per slot). It adds C<push_front> and C<pop_back> to
 the methods below, and a byte budget to its batch pops. Described in
-L</Data::Queue::Shared::Str>.
+L<Data::Queue::Shared::Str>, its own page.
 
 =back
 
 The three integer classes have the same methods, described once below with
 C<Int> standing for any of them. C<Data::Queue::Shared::Str> has the same
-methods too, with the differences and additions given in its own section.
+methods too, with the differences and additions given on its own page,
+L<Data::Queue::Shared::Str>.
 Every argument is converted (to a number, or to a string for paths and
 names) before the queue is touched, so a tied or overloaded argument runs
 its code first, and a die inside that code leaves the queue as it was.
@@ -167,6 +168,60 @@ already made can be re-blessed (C<bless $q, 'My::Queue'>). A handle is a
 reference to a number that must not change: assigning to C<$$q> croaks
 C<Modification of a read-only value attempted> and leaves the handle
 working.
+
+=head1 THE MANUAL
+
+The manual has a page per class and topic:
+
+=over 4
+
+=item *
+
+L<Data::Queue::Shared>, this page: the constructors and methods of the
+integer classes, which the Str class shares, and what all four classes
+share: L</"EVENT LOOPS">, L</"FAST METHOD CALLS">, L</KEYWORDS>,
+L</ERRORS>, L</"WAKE-UPS AND SIGNALS">, L</"FORK AND THREADS">,
+L</SECURITY>, L</"CRASH SAFETY">, L</COMPATIBILITY> with the C
+implementation, the L</"RUST AND C"> interfaces and the L</BENCHMARKS>.
+
+=item *
+
+L<Data::Queue::Shared::Str>: the string deque. Its arena argument,
+values, the arena, the methods only it has (C<push_front>, C<pop_back>
+and their C<_wait> forms, the byte budget of its batch pops,
+C<compress>, C<lock_timeout>), how each shared method differs for it,
+its statistics, its lock and its wake-ups.
+
+=item *
+
+L<Data::Queue::Shared::Int>, L<Data::Queue::Shared::Int32> and
+L<Data::Queue::Shared::Int16>: short pages for the integer classes, with
+their value ranges and links into this page.
+
+=item *
+
+L<Data::Queue::Shared::Leases>: leased pops for all four classes
+(C<pop_lease>, C<ack>, C<release>, ...): items whose consumer dies come
+back; the guarantee, the create options, crash safety and the lease table's
+format.
+
+=item *
+
+L<Data::Queue::Shared::Format>: the on-disk format (header, slots, the
+Str arena and lock word, the slot and waiter protocols, versioning), for
+programs in other languages that share the queues.
+
+=item *
+
+L<Data::Queue::Shared::dqs>: the command-line tool, C<dqs>, installed
+with its manual as L<dqs(1)>.
+
+=item *
+
+F<bench/RESULTS.pod> in the distribution (not installed): the numbers of
+the last benchmark runs, described under L</BENCHMARKS>.
+
+=back
 
 =head1 CONSTRUCTORS
 
@@ -215,7 +270,7 @@ this module (see L</COMPATIBILITY>):
     Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue
     file (it holds a Str queue)
     Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue
-    file (too small: 100 bytes, a queue header alone is 256)
+    file (too small: 100 bytes, a queue header alone is 320)
 
 =head2 new (anonymous)
 
@@ -247,7 +302,7 @@ stays yours to close, and L</memfd> of the new handle returns the duplicate.
 The header is validated as for L</new>. Errors:
 
     Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
-    queue file (too small: 0 bytes, a queue header alone is 256)
+    queue file (too small: 0 bytes, a queue header alone is 320)
     Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
     queue file (a character device, not a memfd or regular file)
     Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible
@@ -439,13 +494,13 @@ Slot count.
 
 =item mmap_size
 
-Bytes mapped: the 256-byte header plus the slots.
+Bytes mapped: the 320-byte header plus the slots.
 
 =item push_ok, pop_ok
 
 Items pushed and popped since the queue was created, by all processes.
 In the integer queues the items L</clear> removes count as popped (as in
-the C implementation); in a Str queue they do not (see L</clear> there).
+the C implementation); in a Str queue they do not (see L<Data::Queue::Shared::Str/clear>).
 
 =item push_full, pop_empty
 
@@ -567,587 +622,6 @@ header word more). An integer queue keeps returned items beside its ring:
 C<pop_lease> serves them first, plain pops once the ring is empty, and
 C<size> does not count them (see
 L<Data::Queue::Shared::Leases/Where returned items go>).
-
-=head1 Data::Queue::Shared::Str
-
-A bounded deque of strings. Each item takes one 16-byte slot, which
-records where its bytes are, and its bytes go into a byte arena that
-follows the slots in the same mapping. All of a queue's items share the
-arena, so short and long strings mix freely; a push needs a free slot
-I<and> room in the arena.
-
-Every operation on the queue takes one lock in the shared header (see
-L</The Str lock>), works on the slots and the arena, and releases it;
-only a non-blocking C<pop> or C<pop_back> that finds the queue empty, or
-a C<push> or C<push_front> that finds every slot taken, answers from one
-word of the header without the lock (the word the last operation wrote
-as it finished). So, unlike the integer queues, a Str queue is exact:
-C<peek> sees the real front item, C<pop_multi> and C<drain> take their
-batch in one piece, and C<clear> leaves nothing behind.
-
-What the integer section says about L</Timeouts>, L</"WAKE-UPS AND
-SIGNALS"> (for the waiting itself), L</sync>, L</unlink>, L</path> and
-L</memfd> holds for Str unchanged. The rest is below.
-
-=head2 Str constructors
-
-    my $q = Data::Queue::Shared::Str->new($path, $capacity);
-    my $q = Data::Queue::Shared::Str->new($path, $capacity, $arena_bytes);
-    my $q = Data::Queue::Shared::Str->new($path, $capacity, $arena_bytes, $mode);
-    my $q = Data::Queue::Shared::Str->new(undef, $capacity, $arena_bytes);
-    my $q = Data::Queue::Shared::Str->new_memfd($name, $capacity, $arena_bytes);
-    my $q = Data::Queue::Shared::Str->new_from_fd($fd);
-
-They work as the integer L</new>, L</"new (anonymous)">, L</new_memfd>
-and L</new_from_fd> do: same capacity rule, file creation and mode, header
-checks and errors. The one addition is C<$arena_bytes>, the size of the
-string arena:
-
-=over 4
-
-=item *
-
-omitted or C<undef>: C<capacity * 256>, with the capacity after rounding
-(C<< new(undef, 1000) >> gets 1024 slots and a 262144-byte arena). Pass
-C<undef> to keep the default and still give a C<$mode>.
-
-=item *
-
-below 4096: raised to 4096, the smallest arena.
-
-=item *
-
-above C<2**32> (4 GiB): croaks, naming the value:
-
-    Data::Queue::Shared::Str->new: arena size 4294967297 exceeds the maximum of 4294967296 bytes
-
-=item *
-
-zero, negative or not a number: croaks
-C<< Data::Queue::Shared::Str->new: arena size must be a positive integer, got 0 >>.
-
-=back
-
-Any other value is used as given and reported exactly by
-C<< $q->stats->{arena_cap} >>. Items are placed on 8-byte boundaries, so
-the usable part is that size rounded down to a multiple of 8: an arena of
-5001 bytes holds at most 5000 bytes of strings. The mapping is
-C<256 + 16 * capacity + arena_cap> bytes, and for files and memfds all of
-it is reserved when the queue is created.
-
-When C<new> attaches to an existing file, the arena size stored in it wins,
-as the capacity does. A file or descriptor holding an integer queue croaks
-when opened as Str (and a Str queue when opened as an integer class):
-
-    Data::Queue::Shared::Str->new: /tmp/q.shm: invalid or incompatible queue file (it holds a Int queue)
-
-=head2 Str values
-
-A value pushed is converted to a string once, before the queue is touched:
-numbers become their usual string form, and objects with an overloaded
-C<""> are pushed as that string. Refused, with nothing pushed:
-
-    Data::Queue::Shared::Str->push: cannot push undef
-    Data::Queue::Shared::Str->push: cannot push a reference (ARRAY(0x55d0c8a3e2a0))
-
-(C<undef> is what C<pop> returns for an empty queue, so it cannot be an
-item; a reference would lose its referent on the way through.)
-
-The queue stores the string's bytes, as Perl holds them, together with its
-UTF-8 flag, and gives back a string with the same bytes and the same flag:
-C<eq> holds between what went in and what comes out, and so does
-C<utf8::is_utf8>. NUL bytes, every byte value from 0 to 255 and the empty
-string all round-trip exactly; an empty string is an item like any other
-and pops as C<''>, never as C<undef>. Lengths in this section (limits,
-C<$max_bytes>, error messages) count those bytes: a string of 1366
-characters C<"\x{263a}"> takes 4098 bytes.
-
-A string that can never fit croaks instead of returning false, naming both
-sizes:
-
-    Data::Queue::Shared::Str->push: string of 5001 bytes exceeds the arena of 5000 bytes
-
-A single item is also limited to C<2**31 - 1> bytes (just under 2 GiB),
-which matters only for arenas larger than that; the message then ends
-C<exceeds the maximum item size of 2147483647 bytes>.
-
-=head2 The arena
-
-=over 4
-
-=item *
-
-An item takes its length rounded up to a multiple of 8 bytes, with no
-header of its own (its slot holds the length). Two 2000-byte strings fit in
-a 4096-byte arena, with 96 bytes to spare; an empty string takes a slot but
-no arena bytes.
-
-=item *
-
-An item's bytes are always in one piece. When the next string does not fit
-between the last item and the end of the arena, it goes to the start of the
-arena instead, and the bytes it skipped at the end are charged to it: they
-count in C<arena_used> until that item leaves the queue, by either end, and
-then they are free again. A L</push_front> that does not fit before the
-front item likewise goes to the very end of the arena, and the bytes before
-the old front item are charged to it. So free space can be in two pieces,
-and a push can fail although the free bytes add up to more than the
-string needs.
-
-=item *
-
-When the queue becomes empty, by any pop, C<drain> or C<clear>, the arena
-starts over from its first byte, so an empty queue takes any string up to
-the usable size.
-
-=item *
-
-An arena that is exactly full is fine: nothing more fits except empty
-strings, until an item leaves.
-
-=back
-
-For example, with a 4096-byte arena: push strings of 1000, 2000 and 1000
-bytes (C<arena_used> 4000) and pop the first (3000). A push of 800 bytes
-does not fit in the 96 bytes at the end, so it goes to offset 0 and is
-charged 896 bytes (C<arena_used> 3896); C<pop_back> of it brings
-C<arena_used> back to 3000.
-
-Size the arena for the bytes you expect to be queued at once, plus some
-slack for that waste; the default of 256 bytes per slot suits items of up
-to a few hundred bytes.
-
-=head2 Str single items
-
-Each of these takes the lock once. The ones without C<wait> never sleep for
-room or items, though they may wait a moment for another process's
-operation to finish with the lock.
-
-=over 4
-
-=item push
-
-=item push_front
-
-    my $ok = $q->push($value);
-    my $ok = $q->push_front($value);
-
-Adds C<$value> at the back (C<push>) or at the front (C<push_front>: it
-becomes the next item that C<pop> returns). Returns true when it was
-added, false when there was no room: every slot taken, or no piece of the
-arena large enough (see L</The arena>). A false return counts in
-C<push_full>. Several C<push_front> calls stack: after
-C<< $q->push_front($_) for qw(a b c) >>, C<pop> returns C<c>, C<b>, C<a>.
-Croaks for C<undef>, a reference, or a string that can never fit (see
-L</Str values>).
-
-=item pop
-
-=item pop_back
-
-    my $value = $q->pop;
-    my $value = $q->pop_back;
-
-Removes and returns the front item (C<pop>) or the back item (C<pop_back>:
-the one most recently pushed at the back), or C<undef> when the queue is
-empty (one C<undef> in list context too). An empty queue counts in
-C<pop_empty>. Either end gives back exactly the slot and arena bytes the
-item held, waste included.
-
-=item peek
-
-    my $value = $q->peek;
-
-Returns a copy of the front item without removing it, or C<undef> when the
-queue is empty. It is exact: it reads under the lock, so it never misses an
-item that is there. Another process may of course pop it right after.
-
-=item push_wait
-
-=item push_front_wait
-
-    my $ok = $q->push_wait($value);
-    my $ok = $q->push_wait($value, $timeout);
-    my $ok = $q->push_front_wait($value, $timeout);
-
-Like C<push> and L</push_front>, but while there is no room they sleep
-until a consumer frees some or the timeout passes. Return true when the
-value was added, false on timeout (counted in C<push_full>). A string that
-can never fit croaks at once instead of sleeping.
-
-=item pop_wait
-
-=item pop_back_wait
-
-    my $value = $q->pop_wait;
-    my $value = $q->pop_wait($timeout);
-    my $value = $q->pop_back_wait($timeout);
-
-Like C<pop> and L</pop_back>, but while the queue is empty they sleep
-until a producer adds an item or the timeout passes. Return the item, or
-C<undef> on timeout (counted in C<pop_empty>).
-
-=back
-
-=head2 Str batches
-
-=over 4
-
-=item push_multi
-
-    my $n = $q->push_multi(@values);
-
-Converts every value first; if one of them is refused, dies in its
-overloading or tie, or could never fit, the call croaks (or passes that
-exception on unchanged) and nothing is pushed. Then, under one lock, it
-pushes the values at the back in order until one does not fit, and returns
-how many it pushed (C<0> to C<scalar @values>). The values from the first
-one that did not fit on are not pushed, even those that would have fitted.
-Stopping early counts once in C<push_full>. Never sleeps.
-
-=item push_wait_multi
-
-    my $n = $q->push_wait_multi($timeout, @values);
-
-Converts and checks every value as C<push_multi> does, then pushes them in
-order at the back, as many as fit at a time, sleeping whenever the next one
-does not fit, until all are in or the timeout passes. The timeout comes
-first and is required: C<-1> waits as long as it takes, C<0> and C<undef>
-try once (see L</COMPATIBILITY>). Returns the number pushed,
-which is less than C<scalar @values> only on timeout. While it sleeps, other
-producers' items may get in between its own.
-
-=item pop_multi
-
-    my @values = $q->pop_multi($n);
-    my @values = $q->pop_multi($n, $max_bytes);
-
-Under one lock, removes up to C<$n> items from the front and returns them,
-oldest first. The list is empty when the queue was (counted once in
-C<pop_empty>), and when C<$n> is 0; a negative C<$n> means no limit. C<$n>
-is required: without it
-C<pop_multi> croaks with Perl's usage message (use C<drain> to take
-everything).
-
-C<$max_bytes>, if given, is a byte budget: C<pop_multi> stops before the
-total length of the items it has taken would exceed it. The first item is
-always taken if there is one, however long, so a batch is never empty just
-because of the budget (C<< pop_multi($n, 0) >> takes exactly one item).
-Only string lengths count, not the rounding and waste of L</The arena>.
-C<undef> means no budget; a negative number or NaN croaks
-C<< Data::Queue::Shared::Str->pop_multi: max_bytes must be a non-negative number >>.
-The C implementation has the byte budget from its version 0.12 on (see
-L</COMPATIBILITY>).
-
-=item pop_wait_multi
-
-    my @values = $q->pop_wait_multi($n);
-    my @values = $q->pop_wait_multi($n, $timeout);
-    my @values = $q->pop_wait_multi($n, $timeout, $max_bytes);
-
-Sleeps until at least one item is there (or the timeout passes) and takes
-the front item; then, without sleeping, takes up to C<$n - 1> more under
-the budget that is left, as C<pop_multi> would. The first item is taken
-whatever its length. Returns the list, empty on timeout or when C<$n> is 0
-(a negative C<$n> means no limit). The first item and the rest are taken
-under two separate holds of the lock, so another consumer may take items
-in between. C<$max_bytes> as for C<pop_multi>.
-
-=item drain
-
-    my @values = $q->drain;
-    my @values = $q->drain($max);
-
-Under one lock, removes every item in the queue, or at most C<$max> items
-(C<undef> or negative: no limit; 0: none), and returns them oldest first.
-Because the lock is held throughout, nobody pushes while it runs. Every
-string is copied into memory at once, so a full arena of C<arena_cap>
-bytes needs that much memory in your process. More than one argument
-croaks with Perl's usage message.
-
-=back
-
-=head2 Str state and management
-
-=over 4
-
-=item size
-
-=item capacity
-
-=item is_empty
-
-=item is_full
-
-The item count (read without taking the lock; a true count at one instant,
-which others may change right after), the slot count, and whether the count
-is 0 or equal to the capacity. C<is_full> is about slots only: the arena
-can fill up first, so C<push> may return false while C<is_full> is false.
-
-=item clear
-
-    $q->clear;
-
-Under the lock, removes every item and resets the arena. Returns nothing.
-A push by another process happens either before C<clear> (and is removed)
-or after it (and stays). Cleared items do not count in C<pop_ok>. Wakes
-every producer and every consumer blocked in a C<*_wait> method.
-
-=item sync, unlink, path, memfd
-
-As for the integer queues.
-
-=item stats
-
-    my $s = $q->stats;
-
-Returns the keys described under L</stats> for the integer queues, with
-these meanings for Str:
-
-=over 4
-
-=item size, capacity
-
-As above.
-
-=item mmap_size
-
-C<320 + 16 * capacity + arena_cap>: header, slots and arena.
-
-=item push_ok, pop_ok
-
-Exact counts, kept under the lock, of items pushed (at either end, singly
-or in batches) and popped (at either end, singly, in batches or by
-C<drain>; not by C<peek> or C<clear>).
-
-=item push_full, pop_empty
-
-Pushes that found no room (a batch that stopped early counts once),
-pops and batch pops that found the queue empty, and waits that timed out.
-
-=item recoveries
-
-Times a process took the lock over from a holder that had died (see
-L</The Str lock> and L</"CRASH SAFETY">).
-
-=item push_waiters, pop_waiters
-
-As for the integer queues.
-
-=item arena_cap
-
-The arena size in bytes, as created: the requested size exactly, or the
-default, after the 4096-byte minimum.
-
-=item arena_used
-
-Arena bytes charged to the items in the queue: their lengths rounded up to
-multiples of 8, plus wrap waste. 0 when the queue is empty.
-
-=item lock_acquired
-
-How many times any process has taken the queue's lock (every operation
-that works on the queue takes it once; a waiting call takes it once per
-attempt; a non-blocking pop of an empty queue, or push to a queue with
-every slot taken, does not take it).
-
-=item lock_contended
-
-How many of those found the lock held by another process and had to spin
-or sleep for it (counted modulo 2**32). C<lock_contended / lock_acquired> tells how much producers
-and consumers get in each other's way.
-
-=item compressed, compressed_saved
-
-Items stored compressed since the queue was created (by any handle with
-L</compress> on), and the arena bytes they did not take: for each, its
-length rounded up to 8 minus its compressed length rounded up to 8.
-Exact, kept under the lock (a process killed in the middle of a push may
-leave them one item off, as C<cleared>).
-
-=back
-
-The C implementation reports C<lock_acquired> and C<lock_contended> from
-its version 0.12 on; C<compressed> and C<compressed_saved> are additions
-of this implementation.
-
-=back
-
-=head2 Str compression
-
-=over 4
-
-=item compress
-
-    my $prev = $q->compress($min_bytes);           # zstd level 3
-    my $prev = $q->compress($min_bytes, $level);
-    $q->compress(0);                               # off again
-
-From now on, strings of at least C<$min_bytes> bytes that I<this handle>
-pushes, by any push method or keyword (C<push>, C<push_front>, the
-C<_wait> and C<_multi> forms, C<q_str_push>), are stored compressed with
-zstd at C<$level> when that makes them shorter; shorter strings, and
-strings that do not shrink, are stored as they are. Returns the previous
-C<$min_bytes> (0 when it was off). C<$level> is a zstd level: 1 to 22, or
-negative for zstd's faster modes; 3, the default, is zstd's own. Like
-L</lock_timeout> it is a setting of the handle, not of the queue: nothing
-about it is stored in the file beyond a flag on each compressed item, and
-other handles keep their own.
-
-Readers need no setting. Every pop, peek, batch and keyword, in any
-process, and the Rust API, the C API and C<dqs pop>/C<dqs peek>, give back
-exactly the bytes and UTF-8 flag that were pushed. The producer compresses
-before it takes the queue's lock and the consumer decodes after it has
-released it (into the handle's buffer), so the lock is never held while
-zstd runs. A compressed item is charged its compressed length in the
-arena, so a queue holds more of them, and one longer than the arena can
-fit; the "exceeds the arena" croak then names both lengths. The byte
-budget of C<pop_multi> and C<pop_wait_multi> counts decoded lengths.
-
-Croaks C<< Data::Queue::Shared::Str->compress: min_bytes must be a
-non-negative integer, got -1 >> and C<< ...: compression level 99 is out of
-range (-131072 .. -1 or 1 .. 22) >>.
-
-A compressed item carries zstd's checksum. One whose bytes were scribbled
-over in shared memory croaks on the call that meets it, naming it:
-
-    Data::Queue::Shared::Str->pop: compressed item of 1376 bytes is corrupt (zstd: Restored data doesn't match checksum)
-
-The item has been removed (C<peek> leaves it) and the queue goes on. Items
-are decoded after the lock is released, so a batch (C<pop_multi>,
-C<drain>, C<pop_wait_multi>) has already taken its other items when it
-meets a bad one: they are lost with it, and the croak says how many. A
-build of this module without the C<zstd> feature (C<cargo build
---no-default-features>) cannot turn compression on, and croaks naming the
-feature when it meets a compressed item.
-
-The codec is libzstd, built from source by the Rust crate C<zstd-sys> and
-linked statically into the module: nothing to install at run time, and
-every build uses the same zstd.
-
-What it buys, from F<bench/compress.pl> (two corpora of JSON objects
-generated from a fixed seed: 180 B to 2 KB, and 1 to 10 KB; level 3):
-
-    corpus (objects)        arena bytes per item       items in a 1 MiB arena
-                            plain  compressed  ratio   plain  compressed
-    160 B - 2 KB, ~1 KB      1051         498  0.47x     996        2103
-    1 - 10 KB, ~5.3 KB       5358        1620  0.30x     199         641
-
-    cross-process, one producer and one consumer (20000 items, median of 5)
-    corpus          plain items/s  (MB/s)   compressed items/s  (MB/s)
-    1 - 10 KB              124793   (668)                 6775    (36)
-    160 B - 2 KB           372668   (390)                20707    (22)
-
-So compression is for room, not for speed: a queue of such documents
-holds two to three times as many, but a producer and a consumer moving
-them between processes run at a small fraction of the plain rate (levels
-1 and -3 give 8618 and 10376 items/s on the large corpus, at ratios 0.31x
-and 0.40x). Unlike a pipe, shared memory has no per-message framing cost
-for compression to avoid: the plain path is one copy in and one copy out,
-and zstd's work on both sides is far more than that. (Measured on a shared
-2-core machine under a load average of about 9, so all rates are low;
-compressed against plain in the same run is what the table compares.)
-
-=back
-
-=head2 The Str lock
-
-The lock is a mutex on a 32-bit futex word in the shared header, with a
-count of the processes sleeping on it beside the word. Taking a free lock
-is one atomic compare-and-swap and no system call; releasing it is a
-plain store and a read of the count, with no atomic read-modify-write
-(the few sleepers pay for that instead, with one C<membarrier> call each,
-see L</The lock word>). A process that finds the lock held spins
-briefly, since the holder only does a few loads and stores and one copy
-of a string, and then sleeps on the futex until the holder wakes it.
-
-No Perl code runs while a process holds the lock. All arguments are
-converted first, including C<FETCH> of tied variables and overloaded
-stringification; popped strings are copied out under the lock into a
-buffer of the handle and only turned into Perl strings after the lock is
-released. So a C<die> in any of that code, or a signal handler, can never
-leave the lock held. A C<*_wait> call
-that finds the lock held waits for it no longer than its own timeout, and
-a signal that arrives meanwhile runs its Perl handler (which may C<die>)
-just as during any other wait.
-
-While held, the lock word records the process id of its holder, taken
-from C<getpid()> when the lock is taken; a child that uses a handle
-inherited across C<fork> locks as itself. A process that has found the
-lock held by the same process for a while (10 ms of its own waiting, one
-poll interval: sleepers wake that often to look, and signals that cut
-their sleep short do not restart the interval) asks the kernel whether
-the holder still exists, and so does a process whose wait for the lock is
-about to end (its timeout or lock timeout passed, or a signal arrived
-during a C<*_wait> call), however short the wait was. A holder that is
-gone, or a zombie (killed but not yet reaped by its parent), is dead: one
-waiter takes the lock over, finds the queue consistent with nothing to
-repair (see L</"CRASH SAFETY">) and counts it in C<recoveries>. A reused
-process id does not fool it: the holder also records its start time, and
-a process with the holder's id but another start time is not the holder.
-Measured on a 2-vCPU machine, a waiter asleep on the lock takes over 6 ms
-(median; 11 ms at the 99th percentile) after the holder is killed. A
-holder that is only stopped (C<SIGSTOP>, a debugger) is alive and is never
-taken over; all processes sharing a queue must be in the same pid
-namespace.
-
-=over 4
-
-=item lock_timeout
-
-    $q->lock_timeout(0.5);      # seconds
-    my $t = $q->lock_timeout;   # undef: wait as long as the holder lives
-
-How long the non-blocking calls of this handle (C<push>, C<push_front>,
-C<pop>, C<pop_back>, C<peek>, C<push_multi>, C<pop_multi>, C<drain>,
-C<clear>) wait for a lock held by a live process, a stopped one say, before
-they give up and return what they return for a full or empty queue (false,
-C<undef>, an empty list, 0) with C<$!> set to C<ETIMEDOUT>. While a lock
-timeout is set, those calls set C<$!> to 0 when they fail because the queue
-is full or empty, so C<$!{ETIMEDOUT}> tells the two apart. The default,
-C<undef>, waits as long as the holder lives. The setting belongs to this
-handle in this process (it is not shared, and a child inherits its parent's
-value with the handle); the C<*_wait> calls use their own timeout instead.
-Returns the (new) setting; croaks on a negative or non-numeric value.
-
-Signal handlers do not run while a non-blocking call waits for the lock
-(see L</"WAKE-UPS AND SIGNALS">), and perl dies with C<Maximal count of
-pending signals (120) exceeded> when more than 120 of one signal arrive
-before it can run their handler. A process that gets signals often (a
-fast interval timer, many exiting children) and may meet a stopped holder
-should set a lock timeout.
-
-=back
-
-A Str handle must not be used from two threads at once, because of that
-per-handle buffer. Perl's ithreads never share handles (see
-L</"FORK AND THREADS">), so this concerns only C or XS code that passes one
-handle between threads. Separate handles to the same queue, in any threads
-or processes, are fine.
-
-=head2 Str wake-ups
-
-=over 4
-
-=item *
-
-A push, at either end, wakes one blocked consumer: one item satisfies one
-consumer. C<push_multi> and C<push_wait_multi> wake as many consumers as
-items they pushed.
-
-=item *
-
-Every pop, at either end, singly or in a batch, wakes I<every> blocked
-producer. A pop frees one slot and a varying number of arena bytes: the
-first producer in line may wait with a string that still does not fit
-while a shorter one behind it would. Those that still do not fit go back
-to sleep. When nobody is blocked this costs one memory read.
-
-=item *
-
-C<clear> wakes every blocked producer and consumer.
-
-=back
 
 =head1 EVENT LOOPS
 
@@ -1371,7 +845,7 @@ or a fully qualified name (C<< $q->Data::Queue::Shared::Int::pop >>) are
 always ordinary calls.
 
 Counted with callgrind (instructions per pair, the loop included, perl 5.36,
-x86_64), an Int push + pop pair through the methods costs about 745
+x86_64), an Int push + pop pair through the methods costs about 715
 instructions with it and 1,570 without; a keyword pair about 510.
 
 =head1 KEYWORDS
@@ -1472,7 +946,7 @@ no trailing newline (so Perl appends your file and line):
 
     Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue file (bad magic)
     Data::Queue::Shared::Int->unlink: cannot unlink anonymous or memfd queue
-    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible queue file (too small: 0 bytes, a queue header alone is 256)
+    Data::Queue::Shared::Int->new_from_fd: fd 3: invalid or incompatible queue file (too small: 0 bytes, a queue header alone is 320)
     Data::Queue::Shared::Str->push: string of 5001 bytes exceeds the arena of 5000 bytes
     Data::Queue::Shared::Str->push_multi: cannot push undef
 
@@ -1490,7 +964,7 @@ the count is zero, which is the normal case for a busy queue, push and pop
 make no system call at all. In the integer queues a push wakes one
 sleeping consumer, a batch wakes as many as it made possible, and
 L</clear> wakes every producer. The Str queue wakes producers more
-generously; see L</Str wake-ups>.
+generously; see L<Data::Queue::Shared::Str/WAKE-UPS>.
 
 Perl signal handlers run while a process waits: a C<SIGALRM> or C<SIGINT>
 interrupts the sleep, the handler runs as it would anywhere else, and if it
@@ -1504,8 +978,8 @@ handler that dies leaves the wait cleanly; the process no longer counts as
 a waiter. In a Str C<*_wait> call this covers the time spent waiting for
 the queue's lock too. The non-blocking Str calls (C<push>, C<pop> and the
 rest) do not run handlers while they wait for the lock; signals that arrive
-meanwhile are handled when the call returns, and L</lock_timeout> bounds
-how long that can be (see L</The Str lock>).
+meanwhile are handled when the call returns, and L<Data::Queue::Shared::Str/lock_timeout> bounds
+how long that can be (see L<Data::Queue::Shared::Str/"THE LOCK">).
 
 For tests, the environment variable C<DQS_TEST_NO_SLICE>, when set (not
 empty or C<0>) as the module loads, turns the quarter-second slices off:
@@ -1527,7 +1001,7 @@ Perl interpreter threads (ithreads) do not copy handles: every class has
 C<CLONE_SKIP> set, so in a new thread a handle variable holds a reference
 to an unblessed C<undef> (Perl's way of skipping an object), and calling a
 method on it dies. Open the queue again inside the thread. A Str handle must never be used
-by two threads at once (see L</The Str lock>); integer handles may be.
+by two threads at once (see L<Data::Queue::Shared::Str/"THE LOCK">); integer handles may be.
 
 =head1 SECURITY
 
@@ -1633,7 +1107,7 @@ opening or checking it first.
 
 The integer queues hold no lock. A single push claims and fills its slot
 with one atomic compare-and-swap, and a single pop takes its item with
-another (see L</Slots>), so a process killed at any instruction (C<SIGKILL>,
+another (see L<Data::Queue::Shared::Format/SLOTS>), so a process killed at any instruction (C<SIGKILL>,
 the OOM killer, a crash) leaves every slot free, filled or emptied, never
 half claimed, and nobody waits for it. A consumer killed just after its pop
 took an item loses that item, as any consumer that dies holding what it
@@ -1659,13 +1133,13 @@ place in the waiter count. Until the count is corrected the other side
 makes a useless C<FUTEX_WAKE> system call per operation; after 64 such
 calls in a row that woke nobody, by any processes, the count is reset and
 every sleeper woken, and the live ones count themselves again (see
-L</Slots> for the details). Waiters that are alive are woken as usual
+L<Data::Queue::Shared::Format/SLOTS> for the details). Waiters that are alive are woken as usual
 throughout.
 
 The Str queue holds a lock for a few instructions in every operation. A
 process killed while holding it (C<SIGKILL>, the OOM killer, a crash) is
 detected by the next process that needs the lock, which takes the lock
-over within about 10 ms (see L</The Str lock>) and counts it in
+over within about 10 ms (see L<Data::Queue::Shared::Str/"THE LOCK">) and counts it in
 C<recoveries>. The queue it finds is consistent: every item is either
 wholly present or absent, C<arena_used> matches the items, and C<push_ok>
 and C<pop_ok> match what happened. That is because an operation never
@@ -1703,7 +1177,7 @@ item's bytes are copied out before the commit), so a pop killed after the
 switch has removed its item, which its caller never received, as with any
 consumer killed after a pop. The counters C<push_full>, C<pop_empty>,
 C<lock_acquired>, C<lock_contended> and C<cleared> are outside the state
-and may miss a count. L</Str queues> describes the two copies.
+and may miss a count. L<Data::Queue::Shared::Format/"STR QUEUES"> describes the two copies.
 
 For tests, the environment variable C<DQS_TEST_KILL_POINT> makes a process
 C<SIGKILL> itself at a chosen point. Never set it in production. For a Str
@@ -1801,7 +1275,7 @@ C<refusing to initialize file not owned by us>, and adds the owner's uid.
 =item *
 
 The queue files are not interchangeable. The on-disk format here is this
-module's own (see L</ON-DISK FORMAT>), and a process of one implementation
+module's own (see L<Data::Queue::Shared::Format>), and a process of one implementation
 cannot attach to a queue of the other, by path or by descriptor. A file
 made by the C implementation (it starts with the 32-bit word
 C<0x51554531>, then its format version 1 or 2) is recognised and refused
@@ -1859,411 +1333,13 @@ and the bytes are Perl's internal (UTF-8) form of the string.
 
 =head1 ON-DISK FORMAT
 
-The format is meant to be read by other languages. All integers are native
-little-endian (Linux on x86-64 and AArch64); fields marked atomic are updated
-with atomic instructions by the processes using the queue. The file (or
-memfd, or anonymous mapping) is a 320-byte header, then C<capacity> slots,
-then, for Str only, the string arena, then (format 6) the lease table;
-nothing else. Its size is exactly C<total_size>: C<320 + capacity *
-slot_size + arena_cap> (C<arena_cap> 0 for the integer queues) rounded up
-to 64, plus C<64 * (max_leases + 1)> and, for Str, C<lease_bytes> (the
-body's end alone when C<max_leases> is 0). The lease table is described in
-L<Data::Queue::Shared::Leases/ON-DISK FORMAT>.
-
-=head2 Header
-
-The header is five 64-byte cache lines: the geometry (written once), the
-consumer side, the producer side, the rarely written fields, and the Str
-compression counters. Unlisted bytes are zero padding.
-
-    offset type  field            meaning
-    ------ ----  ---------------  -----------------------------------------
-         0 u64   magic            "DQSHARE1" read as a little-endian u64
-                                  (0x3145524148535144); 0 until initialised
-         8 u32   version          format version, 5 (see L</Versioning>)
-        12 u32   variant          1 Int, 2 Int32, 3 Int16, 4 Str
-        16 u64   capacity         slot count, a power of two, 2 .. 2**30
-        24 u32   slot_size        16 (Int, Str) or 8 (Int32, Int16)
-        28 u32   header_size      320
-        32 u64   slots_off        offset of slot 0, 320
-        40 u64   arena_off        Str: offset of the string arena, else 0
-        48 u64   arena_cap        Str: arena bytes, else 0
-        56 u64   total_size       bytes in the mapping
-        64 u64   head             Int: atomic hint, where pops start
-                                  looking; Str: copy 0's head
-        72 u64   pop_empty        Int: atomic, pops that found it empty;
-                                  Str: cleared (items removed by clear)
-        80 u64   c0_count         Str: copy 0's count; Int: positions
-                                  given up by slot repair ("skipped")
-        88 u64   c0_rd            Str: copy 0's rd; Int: 1 + the reserved
-                                  position consumers last found stuck,
-                                  or 0
-        96 u64   c0_wr            Str: copy 0's wr; Int: CLOCK_MONOTONIC
-                                  ns when the stuck position was first
-                                  seen
-       104 u64   c0_used          Str: copy 0's used
-       112 u64   c0_push_ok       Str: copy 0's push_ok
-       120 u64   c0_pop_ok        Str: copy 0's pop_ok
-       128 u64   tail             Int: atomic hint, where pushes start
-                                  looking; Str: copy 1's head
-       136 u64   push_full        Int: atomic, pushes that found it full;
-                                  Str: recoveries (crash recoveries)
-       144 u64   c1_count         Str: copy 1's count
-       152 u64   c1_rd            Str: copy 1's rd
-       160 u64   c1_wr            Str: copy 1's wr
-       168 u64   c1_used          Str: copy 1's used
-       176 u64   c1_push_ok       Str: copy 1's push_ok
-       184 u64   c1_pop_ok        Str: copy 1's pop_ok
-       192 u32   pop_waiters      atomic: consumers asleep (low 24 bits)
-                                  and an epoch (high 8 bits)
-       196 u32   pop_futex        futex word consumers sleep on: wake-ups
-                                  (low 24 bits) and a tally of wakes that
-                                  found nobody (high 8 bits)
-       200 u32   push_waiters     atomic: producers asleep, as pop_waiters
-       204 u32   push_futex       futex word producers sleep on, as
-                                  pop_futex
-       208 u32   lock             Str: lock word (0, or the holder's pid)
-       212 u32   lock_sleepers    Str: lockers counted to sleep on lock
-                                  (bits 0-15), fruitless-wake tally
-                                  (16-23), epoch (24-31)
-       216 u64   recoveries       Int: crash recoveries; Str: push_full
-                                  (atomic)
-       224 u64   cleared          Int: items removed by clear; Str:
-                                  pop_empty (atomic)
-       232 u64   lock_acquired    Str: lock acquisitions
-       240 u32   lock_contended   Str: acquisitions that had to wait
-       244 u32   current          Str: bit 0 names the current state copy,
-                                  bits 1-31 hold its item count
-       248 u64   lock_owner       Str: holder tag, pid << 32 | start time
-                                  (low 32 bits of /proc/<pid>/stat field 22)
-       256 u64   compressed       Str: items stored compressed, ever
-                                  (written under the lock)
-       264 u64   compressed_saved Str: arena bytes they saved, ever: the
-                                  sum of each one's length and its
-                                  compressed length, both rounded up to
-                                  8, subtracted (written under the lock)
-       272 u64   lease_returned   atomic: Int items back from leases,
-                                  waiting in the lease table (format 6)
-       280 u64   max_leases       lease records (format 6)
-       288 u64   lease_off        offset of the lease table (format 6)
-       296 u64   lease_bytes      Str: lease data bytes (format 6)
-       304       (16 bytes)       zero, reserved
-
-A creator sizes the file, whose new bytes are zero (the initial state of
-everything past the geometry, slots included), fills in the geometry
-fields and stores C<magic> last (release ordering); an attacher loads it with acquire ordering. This module holds
-an exclusive C<flock> on the file while it creates or checks it, so a
-process that takes the same C<flock> and still finds C<magic> 0 has found
-an interrupted create. An attacher checks every geometry field (magic,
-version, variant, capacity a power of two in range, slot_size, header_size
-and slots_off as above, arena_cap in range for Str and 0 for the others,
-arena_off and total_size as computed from the others, a file at least
-total_size bytes long), keeps its own copy of the geometry and never
-trusts those fields in the file again.
-
-For the integer queues C<head> and C<tail> are hints (see L</Slots>):
-the true counts are found by stepping from them over slots already done
-for their position. C<push_ok> is that settled tail minus C<skipped>,
-C<pop_ok> the settled head minus C<skipped> (items removed by C<clear>
-count as pops; C<cleared> counts them apart), and the size their
-difference. For Str, C<push_ok> and C<pop_ok> are the current
-state copy's C<push_ok> and C<pop_ok>, its C<count> is the size, and the
-Str fields are described in L</Str queues>.
-
-=head2 Slots
-
-The integer queues' slots:
-
-    variant  size  layout
-    -------  ----  -----------------------------------------
-    Int       16   u64 stored, i64 value
-    Int32      8   u32 stored, i32 value
-    Int16      8   u32 stored, i16 value, u16 padding
-
-Slot C<i> (counting from 0 at C<slots_off>) serves every position C<p> with
-C<p & (capacity - 1) == i>. The sequence numbers C<seq> below follow Dmitry
-Vyukov's bounded MPMC queue, but a position is claimed on its slot, never
-on a counter, so that no process can die owning a position it has not
-finished:
-
-=over 4
-
-=item *
-
-A slot does not hold C<seq> itself but C<stored = seq - i>, its sequence
-less its own index (wrapping, in the slot's width); every rule below that
-compares or writes C<seq> compares or writes C<stored> that way. For a
-position C<p> that is C<p & ~(capacity - 1)> (the position of slot 0 of
-C<p>'s lap) plus 0, 1 or C<capacity>.
-
-=item *
-
-At creation every slot is zero: slot C<i> has C<seq = i> (free for
-position C<i>) and value 0. Zeroed memory is therefore an empty queue, and
-a creator writes the header only: the slots of a new file, memfd or
-anonymous mapping are zero already and are not touched (not even faulted
-into memory) until the queue reaches them.
-
-=item *
-
-C<seq == p>: free for the producer of position C<p>. The producer publishes
-with one compare-and-swap of the whole slot from C<(p, old value)> to
-C<(p + 1, value)> (a 16-byte CAS, x86-64 C<CMPXCHG16B>, for Int; an 8-byte
-CAS of the slot word for Int32 and Int16). Then it stores C<p + 1> into
-C<tail>.
-
-=item *
-
-C<seq == p + 1>: holds the value of C<p>. A consumer reads the value, then
-takes it with a compare-and-swap of C<seq> from C<p + 1> to
-C<p + capacity> (free for the next lap); the read is valid if the CAS
-succeeds. Then it stores C<p + 1> into C<head>.
-
-=item *
-
-C<head> and C<tail> are where to start looking. A producer that finds the
-slot at C<tail> already published, or a consumer that finds it already
-taken, steps forward; so a process killed between its CAS and its counter
-store only costs a step. A process preempted there stores an older value
-when it runs again, possibly millions of positions back; after 16 steps a
-walk therefore searches for the end of the finished run (doubling strides,
-at most C<2**29> on Int32 and Int16, then bisection) and stores what it
-found. Finished positions form a prefix (a consumer never passes a
-published slot, a producer passes only slots reserved by a batch), so the
-search never skips an item. A slot that is further behind its position
-than any schedule leaves one (a consumer's slot is always free for its
-position or later; a producer's holds at least the previous lap's) means
-the counter came from another C<2**32> lap of the 32-bit sequences below;
-early in a walk, it starts again a capacity before that slot's own
-sequence. A walk gives up (reports full or empty) after 65536 steps, which
-only corrupted memory can cause.
-
-=item *
-
-A batch push may reserve C<m> positions whose slots it has checked free
-with one compare-and-swap of C<tail> from C<p> to C<p + m>, then publishes
-them one by one as above, skipping any a peer published meanwhile. A
-consumer that finds a position unpublished while C<tail> is past it waits;
-when the same position (recorded in C<c0_rd> as C<p + 1>, with the time
-in C<c0_wr>) has stayed unpublished for 50 ms, it gives the position up
-with a compare-and-swap of C<seq> from C<p> to C<p + capacity>, counts it
-in C<c0_count> ("skipped") and C<recoveries>, stores C<p + 2> in
-C<c0_rd> (leaving the time as it is, so a next position that is stuck
-too goes at once) and goes on. A slow producer's later CAS then fails and
-it puts the item elsewhere.
-
-=item *
-
-The 32-bit sequences of Int32 and Int16 hold the low 32 bits of the
-position and are compared with wrapping arithmetic; capacity is capped at
-C<2**30> so that stays unambiguous. Positions read from C<head> and
-C<tail> are compared with each other in the same 32-bit arithmetic. The CAS operations are sequentially
-consistent; readers of C<seq> use at least acquire ordering.
-
-=back
-
-The waiter protocol is sequentially consistent too: a consumer about to
-sleep increments C<pop_waiters> (remembering the epoch in its high 8
-bits), reads C<pop_futex>, checks the queue once more, reads
-C<pop_waiters> again and, only if the epoch is unchanged, calls
-C<FUTEX_WAIT> on C<pop_futex> with the value it read; afterwards it
-decrements C<pop_waiters> only if the epoch is still unchanged. A producer
-that sees a non-zero count (low 24 bits) after its push increments
-C<pop_futex> and calls C<FUTEX_WAKE>. Sleepers take any change of the
-futex word as a wake-up, and its high 8 bits count the wakes in a row that
-found nobody asleep: a waker adds C<1 << 24> when C<FUTEX_WAKE> returned 0
-and clears those bits when it woke somebody. The waker that brings the
-tally to 64 replaces the waiter word by the next epoch with count 0,
-clears the tally, increments the futex word and wakes everybody: live
-waiters announce themselves again, dead ones are forgotten. The tally
-belongs to the queue, not to a process, so many short-lived processes
-forget a dead waiter as surely as one long-lived one; it is only a hint,
-and a writer that leaves it alone merely puts the reset off. The futexes
-are shared, not process-private. Producers waiting for room use
-C<push_waiters> and C<push_futex> the same way.
-
-=head2 Str queues
-
-A Str queue is C<256 + 16 * capacity + arena_cap> bytes: the header, the
-slots, and the arena at C<arena_off> (C<256 + 16 * capacity>, a multiple of
-8). Only the first C<arena_cap> rounded down to a multiple of 8 bytes of the
-arena are used; call that C<usable>.
-
-These are written only by the process that holds the lock, with plain
-stores that the lock's acquire and release order: the two copies of the
-state (C<head>, C<tail> and the C<c0_*> and C<c1_*> words), C<current>
-(with release ordering, see below), C<cleared>, C<lock_acquired>,
-C<lock_contended>, the slots and the arena bytes. C<size> and C<stats>
-read some of them without the lock, as snapshots of the current copy,
-and a non-blocking pop or push reads C<current> without it (see below).
-C<push_full> and C<pop_empty> are atomic increments made outside the
-lock, and the waiter protocol is the one described for the integer
-queues.
-
-A Str queue keeps four counters at other offsets than the integer queues
-do: C<push_full> at 216 and C<pop_empty> at 224, on the line of the lock
-and C<current>, and C<recoveries> at 136 and C<cleared> at 72, beside the
-state copies. A producer or consumer that polls a full or empty queue
-reads C<current> and counts its miss on that one line, which every
-operation writes anyway (the lock's), instead of pulling a state copy's
-line away from the other side.
-
-=over 4
-
-=item The lock word
-
-The u32 C<lock> at offset 208 is 0 when the lock is free and the holder's
-process id when held. To lock, compare-and-swap 0 to the pid (sequentially
-consistent). A process that fails spins a little, then counts itself in
-the u32 C<lock_sleepers> at offset 212: bits 0 to 15 are the count, bits
-16 to 23 a tally of wakes that found nobody, bits 24 to 31 an epoch. It
-adds 1 to the count with a compare-and-swap (not when the count is
-0xFFFF: then it is not counted), calls
-C<membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)>, and only then reads
-C<lock> and calls C<FUTEX_WAIT> (shared, not private) on it while it holds
-the value read. It stays counted until it has the lock or gives up, then
-subtracts 1 if the epoch is still the one it counted in, and it counts
-itself again whenever it finds the epoch moved. To unlock, store 0 with
-release ordering, then a full fence, then read C<lock_sleepers>, and if
-its count is not 0 C<FUTEX_WAKE> one waiter. A process registered with
-C<MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED> may leave the fence out: the
-sleepers' C<membarrier> call puts one on its CPU. This saves a locked
-instruction per unlock, about a third of a push and pop pair. So a
-locker whose C<membarrier> call fails must not sleep more than 1 ms at a
-time. A sleeper killed while counted is forgotten as the integer queues'
-waiters are: after 64 wakes in a row found nobody asleep (the waker counts
-them in the tally), the waker starts a new epoch with count and tally 0
-and wakes every sleeper.
-
-=item State copies
-
-The queue's state is seven u64 words: C<head>, C<count>, C<rd>, C<wr>,
-C<used>, C<push_ok> and C<pop_ok>. The header holds two copies of it, at
-the same offsets within lines 1 and 2: copy 0 is C<head> (offset 64) and
-C<c0_count> to C<c0_pop_ok> (80 to 120), copy 1 is C<tail> (128) and
-C<c1_count> to C<c1_pop_ok> (144 to 184). The words between them (Str's
-C<cleared> and C<recoveries>) are not part of the state. Bit 0 of the u32
-C<current> at offset 244 names the current copy, and bits 1 to 31 hold
-that copy's C<count>. A holder of the lock loads C<current> with acquire
-ordering and reads the current copy. To commit a change it writes all
-seven words of the other copy, then stores C<count * 2 + copy> of that
-copy in C<current> with release ordering, then unlocks. A holder that
-dies before that store leaves the old state current; after it, the new
-one. Item bytes and slots are written before the commit, and only in
-space that no item owns. The words named below are the current copy's.
-
-Since the count travels in the store that commits, C<current> divided by
-two is always the committed item count, and anybody may load it without
-the lock: a non-blocking pop that finds 0 reports an empty queue at once,
-and a non-blocking push (either end) that finds C<capacity> reports a full
-one, both without taking the lock. Any other value sends them to the lock.
-
-=item Items
-
-The queue holds C<count> items, in slots C<head>, C<head + 1>, ...,
-C<head + count - 1>, each taken modulo C<capacity>; C<head> is kept below
-C<capacity>. A push at the back fills slot C<head + count> and increments
-C<count>; a push at the front decrements C<head> (modulo C<capacity>) and
-fills that slot; a pop from the front increments C<head>; a pop from the
-back only decrements C<count>. When C<count> becomes 0, C<head> and the
-three arena words (C<rd>, C<wr>, C<used>) are set to 0.
-
-=item Slot
-
-    offset type  field  meaning
-    ------ ----  -----  -------------------------------------------------
-         0 u32   off    offset of the item's bytes from arena_off,
-                        a multiple of 8
-         4 u32   len    bits 0 to 30: length in bytes, below 2**31;
-                        bit 31: the bytes are compressed (see below)
-         8 u32   meta   bit 0: the UTF-8 flag; bits 1 and 2: zero;
-                        bits 3 to 31: the wrap waste charged to the item
-                        (a multiple of 8, so meta is simply waste | flag)
-        12 u32   spare  zero, reserved
-
-The item's bytes are the C<len> bytes at C<arena_off + off>, in one piece
-and without a header; C<off + len> never exceeds C<usable>.
-
-A compressed item (bit 31 of C<len> set; C<len> is then the length of what
-is stored) holds exactly one standard zstd frame (RFC 8878) that declares
-its content size and carries a content checksum; decoding it gives the
-item's bytes, and the UTF-8 flag in C<meta> applies to those. A reader
-that finds the frame does not decode to exactly its declared size, or its
-checksum fails, reports the item as corrupt (and removes it, as a pop
-does). The flag is in C<len> rather than C<meta> so that a reader's
-ordinary length check (C<len> below 2**31) already sets compressed items
-apart.
-
-=item Arena
-
-Each item is charged C<len> rounded up to a multiple of 8, plus its waste.
-The charges of the items, in queue order, form one circular span of the
-arena that starts at C<rd>, is C<used> bytes long and ends at C<wr>, so
-C<(rd + used) % usable == wr>; all three are multiples of 8, and
-C<used == usable> (with C<rd == wr>) is a full arena.
-
-A push at the back puts the item at C<wr> if it fits before the end of
-the arena (or, when the span already wraps around, in the gap up to
-C<rd>); otherwise at offset 0 if it fits before C<rd>, with the
-C<usable - wr> bytes skipped at the end as its waste, which then lies
-before its bytes in the span. A push at the front puts the item just
-below C<rd> if it fits there; otherwise, if it fits after C<wr>, at
-C<usable> minus its aligned length, with the C<rd> bytes at the start of
-the arena as its waste, after its bytes in the span. Either way C<used>
-grows by the charge. A pop from the front advances C<rd> by the front
-item's charge; a pop from the back moves C<wr> back by the back item's
-charge; both reduce C<used> by it, and an arena with nothing charged
-starts over at 0.
-
-=back
-
-A process that attaches takes the capacity and arena size from the header
-once, checks them, and never trusts later values in shared memory: an
-arena state that is not consistent as above makes pushes fail until the
-queue is empty, and a slot pointing outside the arena reads as no item.
-
-=head2 Versioning
-
-C<magic> names the family and never changes. C<version> changes with
-every change to the layout or to the rules above that a process of the
-previous version could misread, and a process refuses to attach to any
-version but its own (C<invalid or incompatible queue file (unknown format
-version)>), so builds of different format versions never share a queue.
-There is no upgrade in place: drain the queue with the old build, remove
-the file and create it again. Zero padding and the C<spare> slot words gain
-meanings only together with a new version. The crate's documentation
-(C<cargo doc>) describes the same format, field by field. The files of the
-C implementation, whose first 32-bit word is C<0x51554531> followed by its
-format version 1 or 2, are recognised and refused by name (see
-L</COMPATIBILITY>).
-
-The current version is 6. It added the lease table after the body and
-four header fields at offsets 272 to 296 (see
-L<Data::Queue::Shared::Leases/ON-DISK FORMAT>); nothing else moved.
-
-Version 5 changed the integer slots and the Str
-header. Version 4 stored each integer slot's sequence as it is, and a
-creator wrote every slot; version 5 stores the sequence less the slot's
-index (see L</Slots>), so that a new queue is all zero past its header
-and creating one writes the header only. In a Str queue, C<current>
-holds the current copy's item count above the copy bit (so a pop or push
-can find the queue empty or full without the lock), and the Str counters
-C<push_full>, C<pop_empty>, C<recoveries> and C<cleared> moved (offsets
-216, 224, 136 and 72; the integer queues keep theirs). Version 5 also
-added compressed Str items (bit 31 of a slot's C<len>) and a fifth header
-line for their counters, so the header is 320 bytes and the slots start
-at 320, for every variant.
-
-Version 4 changed the Str lock: version 3 marked sleepers with bit 31 of
-the lock word, which made the unlock an atomic swap; version 4 counts
-them in C<lock_sleepers> (offset 212, where C<current> was), so the
-unlock is a store, and moves C<current> to offset 244, beside a
-C<lock_contended> narrowed to 32 bits. (Version 3 had changed the Str
-state words: version 2 kept one live state and a journal that the next
-holder of the lock replayed, version 3 keeps two copies of the state,
-see L</Str queues>.) The integer queues' layout was unchanged by version
-4, but their files carry each new number too. A file made by an older
-build is refused; drain it with the old build and create it again.
+The layout of a queue in memory and in its file (header, slots, the Str
+arena, the lock word, the slot protocol and the waiter protocol, and how
+the format is versioned) is on its own page,
+L<Data::Queue::Shared::Format>, for programs in other languages that
+attach to the same queues. The format is stable within a format version;
+a process refuses a queue of any other version (see
+L<Data::Queue::Shared::Format/VERSIONING>).
 
 =head1 BENCHMARKS
 
@@ -2274,6 +1350,9 @@ Two benchmarks come with the distribution. From a built tree:
     cargo bench                        # Rust: the engine alone (criterion)
 
 The first command of the README's Quick start builds and runs both.
+Three smaller ones measure one thing each (L</"Other benchmarks">).
+Their results, which belong to the machine they ran on, are in
+F<bench/RESULTS.pod> (see L</Results>).
 
 =head2 bench/vs.pl
 
@@ -2347,111 +1426,34 @@ prints a time per iteration for each; it keeps its data under
 F<target/criterion/>, and compares each run with the previous one there.
 C<cargo bench --bench ring -- str_pair> runs one group.
 
+=head2 Other benchmarks
+
+    perl -Mblib bench/keywords.pl [--class=Int|Int32|Int16|Str] [N [ROUNDS]]
+    perl -Mblib bench/compress.pl [ITEMS [ROUNDS [LEVEL]]]
+    perl -Mblib bench/signal_delay.pl [TRIALS [TIMEOUT]]
+
+F<bench/keywords.pl> times a push + pop pair through the L</KEYWORDS>
+against the same pair through method calls, in one process (interleaved
+rounds, medians, and the cost of the empty loop); with C<--only=keyword>
+(or C<method>, C<empty>) it runs one form alone, for instruction counts
+under callgrind. F<bench/compress.pl> measures what Str compression buys
+(see L<Data::Queue::Shared::Str/COMPRESSION>): arena bytes per item and
+items in a 1 MiB arena, plain and compressed, and the throughput of one
+producer and one consumer process moving the documents, on two corpora
+of JSON objects generated from a fixed seed. F<bench/signal_delay.pl>
+measures how long a Perl signal handler waits when its signal arrives
+while C<pop_wait> sleeps on an empty queue. The opening comment of each
+script says more.
+
 =head2 Results
 
-One run of C<perl -Mblib bench/vs.pl 200000 3> on the 2-core development
-machine (a shared virtual machine: its host, and with it the CPU model,
-changes between sessions, and its speed changes by up to half from minute
-to minute, so compare ratios, not rates), pasted as printed:
-
-    Data::Queue::Shared 0.01, perl v5.36.0, N=200000, median of 3 runs
-    Intel(R) Xeon(R) Processor, 2 cores, Linux 6.18.44-fc-v1045
-    Rates are items per second; the last column is the ratio to MCE::Queue
-
-    SINGLE-PROCESS INTEGER PUSH+POP (interleaved)
-      Shared::Int16 keyword q_int16_*       13.1M/s   21.8x
-      Shared::Int32 keyword q_int32_*       12.1M/s   20.1x
-      Shared::Int keyword q_int_*           11.8M/s   19.7x
-      Data::Queue::Shared::Int16             4.6M/s    7.7x
-      Data::Queue::Shared::Int32             4.6M/s    7.6x
-      Data::Queue::Shared::Int               4.5M/s    7.4x
-      MCE::Queue                             601K/s    1.0x
-      Thread::Queue                          350K/s    0.6x
-      IPC::Msg (SysV)                        291K/s    0.5x
-      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
-      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
-      IPC::Transit                       skipped: IPC::Transit not installed
-
-    SINGLE-PROCESS STRING PUSH+POP (~50B, interleaved)
-      Shared::Str keyword q_str_*            7.9M/s   14.6x
-      Data::Queue::Shared::Str               3.4M/s    6.2x
-      MCE::Queue                             543K/s    1.0x
-      Thread::Queue                          340K/s    0.6x
-      IPC::Msg (SysV)                        273K/s    0.5x
-      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
-      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
-      IPC::Transit                       skipped: IPC::Transit not installed
-
-    BATCH PUSH+POP (100 per batch, integers)
-      Shared::Int16 push_multi+pop_multi    13.0M/s    8.3x
-      Shared::Int push_multi+pop_multi      12.3M/s    7.9x
-      MCE::Queue                             1.6M/s    1.0x
-      Thread::Queue                          898K/s    0.6x
-      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
-      IPC::Msg (SysV)                    skipped: no batch API
-      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
-      IPC::Transit                       skipped: IPC::Transit not installed
-
-    CROSS-PROCESS (1 producer + 1 consumer, integers)
-      Shared::Int (batches of 100)           8.7M/s  122.6x
-      Shared::Int                            1.9M/s   27.4x
-      MCE::Queue (batches of 100)            952K/s   13.4x
-      IPC::Msg (SysV)                        361K/s    5.1x
-      MCE::Queue                              71K/s    1.0x
-      Thread::Queue (2 threads)               47K/s    0.7x
-      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
-      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
-      IPC::Transit                       skipped: IPC::Transit not installed
-
-    CROSS-PROCESS (1 producer + 1 consumer, ~50B strings)
-      Shared::Str                            1.0M/s   17.7x
-      IPC::Msg (SysV)                        220K/s    3.8x
-      MCE::Queue                              58K/s    1.0x
-      Thread::Queue (2 threads)               47K/s    0.8x
-      POSIX::RT::MQ                      skipped: POSIX::RT::MQ not installed
-      Forks::Queue (Shmem)               skipped: Forks::Queue not installed
-      IPC::Transit                       skipped: IPC::Transit not installed
-
-And the engine alone: C<cargo bench --bench ring> on the same machine,
-six runs one after the other, in nanoseconds per push+pop pair (per batch
-of 100 pushes and 100 pops for C<batch100>): the median of the six, and
-the median of the six ratios to the C<floor> row of the same run.
-
-                                              ns    floor ratio
-    floor/2 CAS (any MPMC pair)             19.9    1
-    floor/CMPXCHG16B + CAS (Int64 pair)     25.8    1
-    pair/Int                                32.2    1.24 (of the Int64 floor)
-    pair/Int32                              29.2    1.48
-    pair/Int16                              28.4    1.48
-    pair/crossbeam ArrayQueue<i64>          22.5    1.16
-    batch100/Int push_multi+pop_multi       2816
-    batch100/Int 100x push, 100x pop        2548
-    batch100/Int16 push_slice+pop_multi     2402
-    batch100/crossbeam 100x push, 100x pop  3841
-    str_pair/Str 8B                         41.7    2.14
-    str_pair/Str 50B                        40.2    2.09
-    str_pair/Str 1024B                      62.6
-    str_pair/crossbeam ArrayQueue<Vec<u8>>  36.6    1.86   (50 bytes)
-
-What the machine allows: this host's CPU runs at 2 GHz, and a locked
-instruction costs it about 10 ns; a 16-byte C<CMPXCHG16B> in place of an
-8-byte one adds about 6 ns to a pair. Any MPMC push+pop makes at least
-two locked instructions, so no bounded MPMC queue of integers does a pair
-in less than the C<floor> row here; crossbeam's comes within a sixth of
-it. The Int pair is the 16-byte publish and the 8-byte take of its slot
-(L</CRASH SAFETY> says why the slot, not a counter, is claimed) plus a
-quarter more of other work. A batch saves calls, not locked
-instructions: each slot is still published with its own, for the same
-reason, and the reservation adds one more and a look at the run's slots,
-so in Rust, where a call costs nothing, 100 single pushes and pops are a
-little faster than a batch (from Perl, where each call costs far more, a
-batch moves items about 2.7 times as fast as method calls; see the table
-above). The Str pair is its two lock compare-and-swaps (16 ns of its 44
-in an interleaved experiment that replaced them with plain stores,
-single-threaded) and 28 ns of copying and state keeping. On the AMD host
-of earlier sessions, where a locked instruction was cheaper, the integer
-pair ran in about 11.5 ns in quiet minutes, and the 50-byte string pair in
-about 22 ns.
+Measured numbers belong to one machine and one day, so they are not in
+this manual: F<bench/RESULTS.pod> in the distribution holds the last
+runs of F<bench/vs.pl>, of C<cargo bench --bench ring> and of
+F<bench/compress.pl> on the development machine, with what the numbers
+show (C<perldoc bench/RESULTS.pod> in an unpacked tarball or a checkout).
+The measurements behind the L</KEYWORDS> and the L</"FAST METHOD CALLS">
+are given where those are described.
 
 =head1 SEE ALSO
 

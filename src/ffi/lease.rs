@@ -7,10 +7,11 @@
 
 use std::ffi::{c_char, c_int};
 
-use crate::ffi::{
-    one_item, str_queue, DqsError, DqsQueue, DqsStrItem, Kind, DQS_DONE, DQS_ERROR, DQS_E_CORRUPT,
-    DQS_INTERRUPTED, DQS_NONE,
+use super::string::{one_item, str_queue};
+use super::{
+    DqsError, DqsQueue, DqsStrItem, DQS_DONE, DQS_ERROR, DQS_E_CORRUPT, DQS_INTERRUPTED, DQS_NONE,
 };
+use crate::any::AnyQueue;
 use crate::futex::Deadline;
 use crate::lease::{LeaseError, LeaseInfo, LeaseStats};
 use crate::ring::Element;
@@ -80,11 +81,11 @@ pub unsafe extern "C" fn dqs_int_pop_lease(
     // SAFETY: live handle.
     let q = unsafe { &*q };
     let t = timeout_of(lease_timeout);
-    let r = match &q.kind {
-        Kind::I64(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
-        Kind::I32(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
-        Kind::I16(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
-        Kind::Str(_) => return DQS_NONE,
+    let r = match &q.queue {
+        AnyQueue::Int(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
+        AnyQueue::Int32(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
+        AnyQueue::Int16(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
+        AnyQueue::Str(_) => return DQS_NONE,
     };
     match r {
         Ok(Some((v, l))) => {
@@ -118,17 +119,17 @@ pub unsafe extern "C" fn dqs_int_pop_lease_wait(
     // SAFETY: live handle and deadline.
     let (q, d) = unsafe { (&*q, &*deadline) };
     let t = timeout_of(lease_timeout);
-    let r = match &q.kind {
-        Kind::I64(iq) => iq
+    let r = match &q.queue {
+        AnyQueue::Int(iq) => iq
             .pop_lease_wait(d, t)
             .map(|w| w.map(|(v, l)| (v.to_i64(), l))),
-        Kind::I32(iq) => iq
+        AnyQueue::Int32(iq) => iq
             .pop_lease_wait(d, t)
             .map(|w| w.map(|(v, l)| (v.to_i64(), l))),
-        Kind::I16(iq) => iq
+        AnyQueue::Int16(iq) => iq
             .pop_lease_wait(d, t)
             .map(|w| w.map(|(v, l)| (v.to_i64(), l))),
-        Kind::Str(_) => return DQS_NONE,
+        AnyQueue::Str(_) => return DQS_NONE,
     };
     match r {
         Ok(Waited::Done((v, l))) => {
@@ -232,11 +233,11 @@ pub unsafe extern "C" fn dqs_end_lease(
     // SAFETY: live handle.
     let q = unsafe { &*q };
     let back = release != 0;
-    let r = match &q.kind {
-        Kind::I64(iq) => iq.end(lease, back),
-        Kind::I32(iq) => iq.end(lease, back),
-        Kind::I16(iq) => iq.end(lease, back),
-        Kind::Str(sq) => {
+    let r = match &q.queue {
+        AnyQueue::Int(iq) => iq.end(lease, back),
+        AnyQueue::Int32(iq) => iq.end(lease, back),
+        AnyQueue::Int16(iq) => iq.end(lease, back),
+        AnyQueue::Str(sq) => {
             if back {
                 sq.release(lease)
             } else {
@@ -274,12 +275,7 @@ impl<T: Element> End for crate::IntQueue<T> {
 pub unsafe extern "C" fn dqs_lease_stats(q: *const DqsQueue, out: *mut LeaseStats) {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    let s = match &q.kind {
-        Kind::I64(iq) => iq.lease_stats(),
-        Kind::I32(iq) => iq.lease_stats(),
-        Kind::I16(iq) => iq.lease_stats(),
-        Kind::Str(sq) => sq.lease_stats(),
-    };
+    let s = q.queue.lease_stats();
     // SAFETY: writable per the contract.
     unsafe { out.write(s) };
 }
@@ -294,12 +290,7 @@ pub unsafe extern "C" fn dqs_lease_stats(q: *const DqsQueue, out: *mut LeaseStat
 pub unsafe extern "C" fn dqs_leases(q: *const DqsQueue, out: *mut LeaseInfo, n: usize) -> usize {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    let v = match &q.kind {
-        Kind::I64(iq) => iq.leases(),
-        Kind::I32(iq) => iq.leases(),
-        Kind::I16(iq) => iq.leases(),
-        Kind::Str(sq) => sq.leases(),
-    };
+    let v = q.queue.leases();
     for (k, info) in v.iter().take(n).enumerate() {
         // SAFETY: `k < n`, writable per the contract.
         unsafe { out.add(k).write(*info) };

@@ -1,0 +1,195 @@
+//! Test points: deterministic crashes for the crash-safety tests.
+//!
+//! The environment variable `DQS_TEST_KILL_POINT` names one point; a
+//! process that reaches it sends itself SIGKILL there (or SIGSTOP, for
+//! `str_lock_stop`), leaving what a crash at that instruction leaves. The
+//! points are:
+//!
+//! * `create_after_reserve`, `create_before_magic`: creating a file (read
+//!   when reached; see [`at`]).
+//! * `int_push_claimed`, `int_pop_claimed`, `int_push_reserved`: inside the
+//!   integer ring ([`Hook`], read when an `IntQueue` handle is made).
+//! * `str_lock_held`, `str_lock_stop`, `str_after_bytes`, `str_mid_commit`,
+//!   `str_after_commit`: inside a Str operation ([`KillPoint`], read when a
+//!   `StrQueue` handle is opened).
+//! * `lease_int_intent`, `lease_int_taken`, `lease_int_returned`,
+//!   `lease_int_ack`, `lease_str_pending`, `lease_str_committed`,
+//!   `lease_str_ack`, `lease_str_returning`, `lease_str_returned`: inside a
+//!   lease operation ([`lease_at`], read once per process).
+//!
+//! An unknown name arms nothing. Handles without a point carry `None`, and
+//! the hot paths pay one compare of a field for each point they pass.
+
+/// Every point `DQS_TEST_KILL_POINT` can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Point {
+    CreateAfterReserve,
+    CreateBeforeMagic,
+    IntPushClaimed,
+    IntPopClaimed,
+    IntPushReserved,
+    StrLockHeld,
+    StrLockStop,
+    StrAfterBytes,
+    StrMidCommit,
+    StrAfterCommit,
+    LeaseIntIntent,
+    LeaseIntTaken,
+    LeaseIntReturned,
+    LeaseIntAck,
+    LeaseStrPending,
+    LeaseStrCommitted,
+    LeaseStrAck,
+    LeaseStrReturning,
+    LeaseStrReturned,
+}
+
+/// The names of [`Point`]s, as the variable spells them.
+const NAMES: [(&[u8], Point); 19] = [
+    (b"create_after_reserve", Point::CreateAfterReserve),
+    (b"create_before_magic", Point::CreateBeforeMagic),
+    (b"int_push_claimed", Point::IntPushClaimed),
+    (b"int_pop_claimed", Point::IntPopClaimed),
+    (b"int_push_reserved", Point::IntPushReserved),
+    (b"str_lock_held", Point::StrLockHeld),
+    (b"str_lock_stop", Point::StrLockStop),
+    (b"str_after_bytes", Point::StrAfterBytes),
+    (b"str_mid_commit", Point::StrMidCommit),
+    (b"str_after_commit", Point::StrAfterCommit),
+    (b"lease_int_intent", Point::LeaseIntIntent),
+    (b"lease_int_taken", Point::LeaseIntTaken),
+    (b"lease_int_returned", Point::LeaseIntReturned),
+    (b"lease_int_ack", Point::LeaseIntAck),
+    (b"lease_str_pending", Point::LeaseStrPending),
+    (b"lease_str_committed", Point::LeaseStrCommitted),
+    (b"lease_str_ack", Point::LeaseStrAck),
+    (b"lease_str_returning", Point::LeaseStrReturning),
+    (b"lease_str_returned", Point::LeaseStrReturned),
+];
+
+/// The point `DQS_TEST_KILL_POINT` names now, if any.
+pub(crate) fn armed() -> Option<Point> {
+    let v = std::env::var_os("DQS_TEST_KILL_POINT")?;
+    let v = v.as_encoded_bytes();
+    NAMES.iter().find(|(n, _)| *n == v).map(|&(_, p)| p)
+}
+
+/// Kill the process here if `DQS_TEST_KILL_POINT` names `p` (read now:
+/// for the create points, reached once per file made).
+pub(crate) fn at(p: Point) {
+    if armed() == Some(p) {
+        kill_self();
+    }
+}
+
+/// Kill the process here if `DQS_TEST_KILL_POINT` names `p`, a lease
+/// point. `pid` is the caller's process id (the crate's cached one): the
+/// variable is read once per process, and again in a forked child (the
+/// tests set it there), so a lease operation pays a load and a compare.
+pub(crate) fn lease_at(p: Point, pid: u32) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // pid << 8 | (the armed point + 1, or 0 for none); 0: not read yet.
+    static SEEN: AtomicU64 = AtomicU64::new(0);
+    let mut seen = SEEN.load(Ordering::Relaxed);
+    if seen >> 8 != u64::from(pid) {
+        seen = u64::from(pid) << 8 | armed().map_or(0, |a| a as u64 + 1);
+        SEEN.store(seen, Ordering::Relaxed);
+    }
+    if seen & 0xFF == p as u64 + 1 {
+        kill_self();
+    }
+}
+
+/// End the process with SIGKILL, holding whatever it holds.
+#[cold]
+#[inline(never)]
+pub(crate) fn kill_self() -> ! {
+    // SAFETY: plain syscalls; SIGKILL cannot be caught, so the process
+    // ends here.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGKILL);
+        loop {
+            libc::pause();
+        }
+    }
+}
+
+/// Test hook: where a process kills itself inside the integer ring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Hook {
+    /// No hook.
+    None,
+    /// After a push's slot CAS, before the `tail` hint moves.
+    PushClaimed,
+    /// After a pop's slot CAS, before the `head` hint moves (the item dies
+    /// with the process, as any item a consumer has received).
+    PopClaimed,
+    /// Inside a batch push, after reserving the run and publishing its
+    /// first item.
+    PushReserved,
+}
+
+impl Hook {
+    /// The Int point `DQS_TEST_KILL_POINT` names, or `None`.
+    pub(crate) fn from_env() -> Self {
+        match armed() {
+            Some(Point::IntPushClaimed) => Hook::PushClaimed,
+            Some(Point::IntPopClaimed) => Hook::PopClaimed,
+            Some(Point::IntPushReserved) => Hook::PushReserved,
+            _ => Hook::None,
+        }
+    }
+}
+
+/// Test hook: where a Str handle's process crashes inside an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KillPoint {
+    /// No hook (always, unless the variable is set).
+    None,
+    /// `str_lock_held`: right after taking the lock.
+    LockHeld,
+    /// `str_lock_stop`: right after taking the lock, SIGSTOP instead (the
+    /// operation goes on after SIGCONT).
+    LockStop,
+    /// `str_after_bytes`: a push has written its bytes and slot.
+    AfterBytes,
+    /// `str_mid_commit`: three of the seven words of the new state copy
+    /// are written; the old copy is still current.
+    MidCommit,
+    /// `str_after_commit`: the new state copy is current; the lock is
+    /// still held.
+    AfterCommit,
+}
+
+impl KillPoint {
+    /// The Str point `DQS_TEST_KILL_POINT` names, or `None`.
+    pub(crate) fn from_env() -> Self {
+        match armed() {
+            Some(Point::StrLockHeld) => KillPoint::LockHeld,
+            Some(Point::StrLockStop) => KillPoint::LockStop,
+            Some(Point::StrAfterBytes) => KillPoint::AfterBytes,
+            Some(Point::StrMidCommit) => KillPoint::MidCommit,
+            Some(Point::StrAfterCommit) => KillPoint::AfterCommit,
+            _ => KillPoint::None,
+        }
+    }
+
+    /// Crash here if this handle's point is `here`.
+    #[inline]
+    pub(crate) fn hit(self, here: KillPoint) {
+        if self != KillPoint::None && self == here {
+            self.fire();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fire(self) {
+        if self == KillPoint::LockStop {
+            // SAFETY: plain syscalls; we stop until somebody sends SIGCONT.
+            unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+            return;
+        }
+        kill_self();
+    }
+}
