@@ -1,4 +1,4 @@
-//! Models of the Str lock (lock.rs): mutual exclusion and no lost
+//! Models of the Str lock (the lock module): mutual exclusion and no lost
 //! wake-up, takeover from a holder that stopped inside its critical
 //! section, and the lock and unlock exactly as the Str hot paths make
 //! them.

@@ -96,7 +96,7 @@ fn loom_wake_both_sides_on_the_ring() {
     });
 }
 
-/// The Int64 slot (its 16-byte CAS emulated on one loom word, ring.rs):
+/// The Int64 slot (its 16-byte CAS emulated on one loom word, ring/slot.rs):
 /// two producers race for the two slots of a ring while the main thread
 /// pops once. Whatever was accepted arrives exactly once, each producer's
 /// items in order.

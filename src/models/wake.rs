@@ -17,7 +17,7 @@ use loom::sync::Arc;
 /// fully, so the models put one where each side has its SeqCst write-then-
 /// read pair: in the attempt closure (after the announcement) and between a
 /// push or pop and its wake. That restores exactly the C++ guarantee, and
-/// every other ordering in wait.rs and ring.rs is checked as written.
+/// every other ordering in wait.rs and ring/ is checked as written.
 pub(super) fn sc_fence() {
     loom::sync::atomic::fence(Ordering::SeqCst);
 }
