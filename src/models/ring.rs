@@ -2,12 +2,12 @@
 //! it (wait.rs), the Int64 slot (its 16-byte CAS emulated on one loom
 //! word, ring/slot.rs) against producers and the give-up CAS, and the
 //! repair of a dead batch reservation after a real stuck interval. The
-//! ring's own models are in ring/loom.rs, with the [`Repaired`] fixture.
+//! ring's own models are in ring/loom.rs.
 
 use super::model;
 use super::wake::sc_fence;
 use crate::futex::Deadline;
-use crate::ring::loom::Repaired;
+use crate::ring::fixture::Repaired;
 use crate::ring::{heap_slots, Miss, Ring, Slot64};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::wait::{block_on, Side, Waited};
@@ -103,7 +103,7 @@ fn loom_wake_both_sides_on_the_ring() {
 #[test]
 fn loom_slot64_two_producers_one_consumer() {
     model(3, || {
-        let s = Repaired::<i64>::new(2, 0);
+        let s = Arc::new(Repaired::<i64>::new(2, 0));
         let spawn = |vals: &'static [i64]| {
             let s = s.clone();
             loom::thread::spawn(move || {
@@ -139,7 +139,7 @@ fn loom_slot64_two_producers_one_consumer() {
 #[test]
 fn loom_slot64_publish_races_the_repair() {
     model(3, || {
-        let s = Repaired::<i64>::new(4, 0);
+        let s = Arc::new(Repaired::<i64>::new(4, 0));
         let c = {
             let s = s.clone();
             loom::thread::spawn(move || s.ring().try_pop().ok())
@@ -154,6 +154,23 @@ fn loom_slot64_publish_races_the_repair() {
     });
 }
 
+/// Pop until an item comes (yielding on a miss); also returns how many
+/// misses said `InFlight` before any position was given up.
+fn pop_one(s: &Repaired<i64>) -> (i64, u32) {
+    let mut early = 0;
+    loop {
+        match s.ring().try_pop() {
+            Ok(v) => return (v, early),
+            Err(m) => {
+                if m == Miss::InFlight && s.st.skipped.load(Ordering::Relaxed) == 0 {
+                    early += 1;
+                }
+                loom::thread::yield_now();
+            }
+        }
+    }
+}
+
 /// Repair after a real stuck interval (bound 3 ticks, not the give-up-at-
 /// once form): a producer "dies" right after reserving two positions of an
 /// Int64 ring; a live producer pushes after it; a consumer pops until it
@@ -164,7 +181,7 @@ fn loom_slot64_publish_races_the_repair() {
 #[test]
 fn loom_repair_after_a_stuck_interval() {
     model(2, || {
-        let s = Repaired::<i64>::new(4, 3);
+        let s = Arc::new(Repaired::<i64>::new(4, 3));
         let dead = {
             let s = s.clone();
             loom::thread::spawn(move || {
@@ -182,15 +199,15 @@ fn loom_repair_after_a_stuck_interval() {
                 }
             })
         };
-        let (v, early) = s.pop_one();
+        let (v, early) = pop_one(&s);
         live.join().unwrap();
         assert_eq!(v, 7);
         assert!(
             early >= 3,
             "gave a position up after {early} looks, not 3 ticks"
         );
-        assert_eq!(s.skipped.load(Ordering::Relaxed), 2);
-        assert_eq!(s.recoveries.load(Ordering::Relaxed), 2);
+        assert_eq!(s.st.skipped.load(Ordering::Relaxed), 2);
+        assert_eq!(s.st.recoveries.load(Ordering::Relaxed), 2);
         assert_eq!(s.ring().try_pop(), Err(Miss::Settled));
     });
 }

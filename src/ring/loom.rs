@@ -1,81 +1,12 @@
 //! Loom models of the ring: the real ring code under every interleaving
 //! (within a preemption bound) of producers, consumers, batches, the
 //! repair of dead reservations and stale hints. Run with
-//! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`. The fixture
-//! [`Repaired`] is shared with the cross-module models (src/models/).
+//! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`.
 
-use super::{heap_slots, Element, Miss, Repair, RepairSource, Ring, SlotOps};
-use crate::sync::{AtomicU64, Ordering};
+use super::fixture::Repaired;
+use super::SlotOps;
+use crate::sync::Ordering;
 use loom::sync::Arc;
-
-/// A ring of `T` with repair state; `after` is the repair bound in ticks of
-/// the loom clock (clock.rs, `now_ns`: one tick per reading).
-pub(crate) struct Repaired<T: Element> {
-    pub(crate) head: AtomicU64,
-    pub(crate) tail: AtomicU64,
-    pub(crate) slots: Vec<T::Slot>,
-    stuck_pos: AtomicU64,
-    stuck_since: AtomicU64,
-    pub(crate) skipped: AtomicU64,
-    pub(crate) recoveries: AtomicU64,
-    after: u64,
-}
-
-impl<T: Element> Repaired<T>
-where
-    T::Slot: Default + Send + Sync,
-{
-    pub(crate) fn new(cap: usize, after: u64) -> Arc<Self> {
-        let s = Arc::new(Repaired {
-            head: AtomicU64::new(0),
-            tail: AtomicU64::new(0),
-            slots: heap_slots::<T>(cap),
-            stuck_pos: AtomicU64::new(0),
-            stuck_since: AtomicU64::new(0),
-            skipped: AtomicU64::new(0),
-            recoveries: AtomicU64::new(0),
-            after,
-        });
-        s.ring().init();
-        s
-    }
-
-    pub(crate) fn ring(&self) -> Ring<'_, T> {
-        Ring::new(&self.head, &self.tail, &self.slots).with_repair(self)
-    }
-
-    /// Pop until an item comes (yielding on a miss); also returns how many
-    /// misses said `InFlight` before any position was given up.
-    pub(crate) fn pop_one(&self) -> (T, u32) {
-        let mut early = 0;
-        loop {
-            match self.ring().try_pop() {
-                Ok(v) => return (v, early),
-                Err(m) => {
-                    if m == Miss::InFlight && self.skipped.load(Ordering::Relaxed) == 0 {
-                        early += 1;
-                    }
-                    loom::thread::yield_now();
-                }
-            }
-        }
-    }
-}
-
-impl<T: Element> RepairSource for Repaired<T>
-where
-    T::Slot: Sync,
-{
-    fn repair(&self) -> Repair<'_> {
-        Repair {
-            stuck_pos: &self.stuck_pos,
-            stuck_since: &self.stuck_since,
-            skipped: &self.skipped,
-            recoveries: &self.recoveries,
-            after_ns: self.after,
-        }
-    }
-}
 
 /// The models below run the real ring code over Int32 slots (one-word
 /// CAS, all loom atomics; values are small, so i32 is no restriction),
@@ -118,7 +49,7 @@ fn pop_n(s: &Shared, n: usize) -> Vec<i32> {
 #[test]
 fn loom_spsc_fifo_across_a_lap() {
     model(|| {
-        let s = Shared::new(2, 0);
+        let s = Arc::new(Shared::new(2, 0));
         let p = {
             let s = s.clone();
             loom::thread::spawn(move || push_all(&s, &[1, 2, 3]))
@@ -156,7 +87,7 @@ fn from(got: &[i32], tens: i32) -> Vec<i32> {
 #[test]
 fn loom_two_producers_one_consumer_at_capacity_two() {
     model(|| {
-        let s = Shared::new(2, 0);
+        let s = Arc::new(Shared::new(2, 0));
         let a = {
             let s = s.clone();
             loom::thread::spawn(move || try_push_each(&s, &[10, 11]))
@@ -180,7 +111,7 @@ fn loom_two_producers_one_consumer_at_capacity_two() {
 #[test]
 fn loom_two_consumers_never_duplicate() {
     model(|| {
-        let s = Shared::new(2, 0);
+        let s = Arc::new(Shared::new(2, 0));
         assert_eq!(try_push_each(&s, &[1, 2]), vec![1, 2]);
         let c = {
             let s = s.clone();
@@ -197,7 +128,7 @@ fn loom_two_consumers_never_duplicate() {
 /// Fill a fresh ring with `pre`, pop `skip` of them (so later pushes
 /// cross the lap boundary), and return it.
 fn primed(cap: usize, pre: &[i32], skip: usize) -> Arc<Shared> {
-    let s = Shared::new(cap, 0);
+    let s = Arc::new(Shared::new(cap, 0));
     assert_eq!(try_push_each(&s, pre), pre);
     for &want in &pre[..skip] {
         assert_eq!(s.ring().try_pop(), Ok(want));
@@ -342,7 +273,7 @@ fn loom_two_batch_consumers_never_duplicate() {
 #[test]
 fn loom_dead_reservation_is_passed() {
     model(|| {
-        let s = Shared::new(4, 0);
+        let s = Arc::new(Shared::new(4, 0));
         let dead = {
             let s = s.clone();
             loom::thread::spawn(move || {
@@ -359,7 +290,7 @@ fn loom_dead_reservation_is_passed() {
         dead.join().unwrap();
         let got = drain(&s);
         assert_eq!(got, pushed, "the live item, once; nothing from the hole");
-        let skipped = s.skipped.load(Ordering::Relaxed);
+        let skipped = s.st.skipped.load(Ordering::Relaxed);
         assert_eq!(s.ring().pushed() - skipped, pushed.len() as u64);
         assert_eq!(s.ring().popped() - skipped, pushed.len() as u64);
     });
@@ -373,7 +304,7 @@ fn loom_dead_reservation_is_passed() {
 #[test]
 fn loom_slow_reservation_races_the_repair() {
     model(|| {
-        let s = Shared::new(4, 0);
+        let s = Arc::new(Shared::new(4, 0));
         let c = {
             let s = s.clone();
             loom::thread::spawn(move || s.ring().try_pop().ok())
@@ -392,7 +323,7 @@ fn loom_slow_reservation_races_the_repair() {
 #[test]
 fn loom_stale_hints_after_a_kill() {
     model(|| {
-        let s = Shared::new(2, 0);
+        let s = Arc::new(Shared::new(2, 0));
         // "Killed" producer: published position 0, tail still 0.
         assert!(s.slots[0].publish(0, 1));
         let p = {
@@ -417,7 +348,7 @@ fn loom_stale_hints_after_a_kill() {
 fn loom_hints_far_behind() {
     for lag in [6u64, (1 << 31) + 6] {
         model(move || {
-            let s = Shared::new(2, 0);
+            let s = Arc::new(Shared::new(2, 0));
             let start = 1u64 << 33;
             for p in start..start + 2 {
                 s.slots[(p & 1) as usize].init(p & !1);

@@ -97,8 +97,10 @@
 //! the waiters need.
 
 mod batch;
+#[cfg(test)]
+pub(crate) mod fixture;
 #[cfg(all(test, loom))]
-pub(crate) mod loom;
+mod loom;
 mod repair;
 mod slot;
 #[cfg(all(test, not(loom)))]

@@ -1,6 +1,7 @@
 //! White-box tests of the ring: slots, walks, repair and batches, single-
 //! threaded and with threads (the loom models are in `loom.rs`).
 
+use super::fixture::{RepairState, Repaired};
 use super::*;
 
 /// Loop counts for the single-threaded tests: a fiftieth under Miri,
@@ -40,38 +41,6 @@ where
         slots[(p % cap as u64) as usize].init(p - p % cap as u64);
     }
     f(&r, &head, &tail)
-}
-
-struct RepairState {
-    stuck_pos: AtomicU64,
-    stuck_since: AtomicU64,
-    skipped: AtomicU64,
-    recoveries: AtomicU64,
-    after_ns: u64,
-}
-
-impl RepairState {
-    fn new(after_ns: u64) -> Self {
-        RepairState {
-            stuck_pos: AtomicU64::new(0),
-            stuck_since: AtomicU64::new(0),
-            skipped: AtomicU64::new(0),
-            recoveries: AtomicU64::new(0),
-            after_ns,
-        }
-    }
-}
-
-impl RepairSource for RepairState {
-    fn repair(&self) -> Repair<'_> {
-        Repair {
-            stuck_pos: &self.stuck_pos,
-            stuck_since: &self.stuck_since,
-            skipped: &self.skipped,
-            recoveries: &self.recoveries,
-            after_ns: self.after_ns,
-        }
-    }
 }
 
 #[test]
@@ -589,28 +558,13 @@ fn batches_stay_fifo_across_laps_and_32_bit_wrap_for_every_width() {
 /// producer's items in order at each consumer.
 fn threads_mixed(batches: bool, after_ns: u64) {
     use std::sync::Arc;
-    struct S {
-        head: AtomicU64,
-        tail: AtomicU64,
-        slots: Vec<Slot64>,
-        st: RepairState,
-    }
-    let s = Arc::new(S {
-        head: AtomicU64::new(0),
-        tail: AtomicU64::new(0),
-        slots: heap_slots::<i64>(16),
-        st: RepairState::new(after_ns),
-    });
-    fn ring(s: &S) -> Ring<'_, i64> {
-        Ring::<i64>::new(&s.head, &s.tail, &s.slots).with_repair(&s.st)
-    }
-    ring(&s).init();
+    let s = Arc::new(Repaired::<i64>::new(16, after_ns));
     const PER: i64 = 20_000;
     let mut producers = vec![];
     for p in 0..2i64 {
         let s = s.clone();
         producers.push(std::thread::spawn(move || {
-            let r = ring(&s);
+            let r = s.ring();
             let vals: Vec<i64> = (0..PER).map(|i| p * PER + i).collect();
             let mut i = 0usize;
             let mut k = 1usize;
@@ -634,7 +588,7 @@ fn threads_mixed(batches: bool, after_ns: u64) {
     for c in 0..2usize {
         let (s, taken) = (s.clone(), taken.clone());
         consumers.push(std::thread::spawn(move || {
-            let r = ring(&s);
+            let r = s.ring();
             let mut got = vec![];
             let mut buf = [0i64; 12];
             let mut k = c + 1;
@@ -676,7 +630,7 @@ fn threads_mixed(batches: bool, after_ns: u64) {
     }
     all.sort_unstable();
     assert_eq!(all, (0..2 * PER).collect::<Vec<_>>());
-    let r = ring(&s);
+    let r = s.ring();
     let skipped = s.st.skipped.load(Ordering::Relaxed);
     assert_eq!(r.pushed() - skipped, 2 * PER as u64);
     assert_eq!(r.popped() - skipped, 2 * PER as u64);
