@@ -1,5 +1,5 @@
 //! `IntQueue<T>`: the lock-free integer queues (Int, Int32, Int16) over a
-//! shared region: the Vyukov ring of `ring.rs` plus the futex waits of
+//! shared region: the Vyukov ring of `ring/` plus the futex waits of
 //! `wait.rs` and the statistics the Perl `stats` method reports.
 
 use std::ffi::CStr;
