@@ -261,28 +261,34 @@ const HELLO_FRAME: [u8; 25] = [
 
 #[test]
 fn a_compressed_item_from_another_build_reads_back_or_names_the_feature() {
-    let q = StrQueue::anonymous(4, 4096).unwrap();
-    q.push(&HELLO_FRAME, true).unwrap();
-    q.push(b"next", false).unwrap();
-    // Flag it compressed, as a producer with compression on would.
-    let s = q.slot(0);
-    let len = s.len.load(Ordering::Relaxed);
-    s.len.store(len | LEN_PACKED, Ordering::Relaxed);
-    let mut out = Vec::new();
-    let r = q.pop_checked(false, &mut out);
-    if cfg!(feature = "zstd") {
-        assert_eq!(r.unwrap(), Some(true));
-        assert_eq!(out, b"hello hello hello hello hello hello");
-    } else {
-        let e = r.unwrap_err();
-        assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
-        assert!(e.to_string().contains("lacks the zstd feature"), "{e}");
-        assert!(out.is_empty());
+    // With room in `out` a front pop takes its fast path, which reads a
+    // compressed item as none (`read_item::<false>`) and so hands it to
+    // the general path, which decodes it; without room it goes there
+    // anyway.
+    for room in [0, 4096] {
+        let q = StrQueue::anonymous(4, 4096).unwrap();
+        q.push(&HELLO_FRAME, true).unwrap();
+        q.push(b"next", false).unwrap();
+        // Flag it compressed, as a producer with compression on would.
+        let s = q.slot(0);
+        let len = s.len.load(Ordering::Relaxed);
+        s.len.store(len | LEN_PACKED, Ordering::Relaxed);
+        let mut out = Vec::with_capacity(room);
+        let r = q.pop_checked(false, &mut out);
+        if cfg!(feature = "zstd") {
+            assert_eq!(r.unwrap(), Some(true));
+            assert_eq!(out, b"hello hello hello hello hello hello");
+        } else {
+            let e = r.unwrap_err();
+            assert!(matches!(e, Error::Unsupported(_)), "{e:?}");
+            assert!(e.to_string().contains("lacks the zstd feature"), "{e}");
+            assert!(out.is_empty());
+        }
+        // Either way the item is gone and the queue goes on.
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.pop(false, &mut out), Some(false));
+        assert_eq!(out, b"next");
     }
-    // Either way the item is gone and the queue goes on.
-    assert_eq!(q.len(), 1);
-    assert_eq!(q.pop(false, &mut out), Some(false));
-    assert_eq!(out, b"next");
 }
 
 /// A forked test child. [`Child::exit_status`] reaps it; a test that
