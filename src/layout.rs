@@ -320,7 +320,7 @@ pub const fn str_current_count(word: u32) -> u32 {
 /// Str: one of the two copies of the queue state, overlaid on header line
 /// 1 (copy 0: `head`, `pop_empty`, `c0_*`) or line 2 (copy 1: `tail`,
 /// `push_full`, `c1_*`). `Header::current` names the current copy; a
-/// commit writes the other one and then flips `current` (see strq.rs).
+/// commit writes the other one and then flips `current` (see src/strq/state.rs).
 #[repr(C, align(64))]
 pub struct StrCopy {
     /// Slot index of the front item (kept below the capacity).

@@ -12,6 +12,11 @@ pub(crate) use std::sync::atomic::{fence, AtomicI64, AtomicU32, AtomicU64};
 
 pub(crate) use std::sync::atomic::Ordering;
 
+/// Whether this is a loom build, whose atomics are larger than the
+/// shared-memory words they model: compile-time layout checks of types
+/// made of them hold only when this is false.
+pub(crate) const LOOM: bool = cfg!(loom);
+
 /// Hint to the CPU that we are spinning; a loom yield under the model.
 #[inline]
 pub(crate) fn spin_hint() {
