@@ -459,10 +459,8 @@ mod tests {
     fn a_non_eventfd_short_read_is_an_error() {
         let mut p = [0; 2];
         // SAFETY: pipe2 writes two fds into the array.
-        assert_eq!(
-            unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) },
-            0
-        );
+        let rc = unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_NONBLOCK | libc::O_CLOEXEC) };
+        assert_eq!(rc, 0);
         // SAFETY: writes one byte from a static.
         assert_eq!(unsafe { libc::write(p[1], b"x".as_ptr().cast(), 1) }, 1);
         let n = Notifier::new();
