@@ -1,37 +1,19 @@
 //! The two halves of the asymmetric barrier between an unlock and a
-//! sleeper (see the lock's module docs).
+//! sleeper (see the lock's module docs). The `membarrier` calls, and what
+//! stands for them under loom, are in sync.rs.
 
-use crate::sync::fence;
+use crate::sync::{fence, membarrier_global, membarrier_register};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether this process is registered for the sleepers' `membarrier`,
 /// so that its unlocks need no fence. Cleared in forked children.
 pub(super) static FENCELESS: AtomicBool = AtomicBool::new(false);
 
-// From <linux/membarrier.h>.
-#[cfg(not(loom))]
-const MEMBARRIER_CMD_GLOBAL_EXPEDITED: libc::c_int = 1 << 1;
-#[cfg(not(loom))]
-const MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED: libc::c_int = 1 << 2;
-
 /// Register this process for the sleepers' barrier; its unlocks drop
 /// the fence if that worked.
 pub(super) fn register() {
-    #[cfg(not(loom))]
-    {
-        // SAFETY: membarrier takes two integers and touches no memory
-        // of ours.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_membarrier,
-                MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED,
-                0,
-                0,
-            )
-        };
-        if rc == 0 {
-            FENCELESS.store(true, Ordering::Relaxed);
-        }
+    if membarrier_register() {
+        FENCELESS.store(true, Ordering::Relaxed);
     }
 }
 
@@ -53,13 +35,5 @@ pub(super) fn light() {
 /// holder's read may miss the count).
 pub(super) fn heavy() -> bool {
     fence(Ordering::SeqCst);
-    #[cfg(not(loom))]
-    {
-        // SAFETY: as in `register`.
-        unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) == 0 }
-    }
-    #[cfg(loom)]
-    {
-        true
-    }
+    membarrier_global()
 }

@@ -131,7 +131,7 @@
 //! * `tests.rs`, `loom.rs`: the unit tests and the loom model.
 
 use crate::futex::{self, Deadline};
-use crate::sync::{spin_hint, AtomicU32, Ordering};
+use crate::sync::{spin_hint, spin_rounds, AtomicU32, Ordering};
 
 mod barrier;
 mod identity;
@@ -153,10 +153,7 @@ pub use crate::layout::Lock;
 
 /// Spin rounds before sleeping. Under loom each round is a scheduling point,
 /// so the model spins once to keep the state space small.
-#[cfg(not(loom))]
-const SPIN: u32 = 100;
-#[cfg(loom)]
-const SPIN: u32 = 1;
+const SPIN: u32 = spin_rounds(100);
 
 /// How long a sleeper waits on an unchanged lock word before it checks
 /// whether the owner still lives (and how often it checks afterwards). The

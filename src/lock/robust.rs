@@ -4,8 +4,6 @@
 //! takeover").
 
 use super::identity::{current_tag, TAG_CACHE};
-#[cfg(loom)]
-use super::liveness::model_deaths;
 use super::liveness::{boot_ticks, holder_is_dead};
 use super::{owner_pid, spin, try_take, Acquired, Lock, LockFail, LockGuard, Sleeper};
 use super::{PID_MASK, POLL_NS};
@@ -286,7 +284,7 @@ fn robust_sleep(
     if deadline.forever != 0 && !interruptible {
         return futex::wait_unless(word, cur, || {
             let now = word.load(Ordering::SeqCst);
-            now != 0 && model_deaths::is_dead(owner_pid(now))
+            now != 0 && super::model_deaths::is_dead(owner_pid(now))
         });
     }
     let _ = deadline;
