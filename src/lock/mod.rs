@@ -129,6 +129,8 @@
 //! * `robust.rs`: the robust acquisition: watching a stuck holder and the
 //!   crash takeover;
 //! * `tests.rs`, `loom.rs`: the unit tests and the loom model.
+//!
+//! [`RESET_AFTER`]: crate::layout::RESET_AFTER
 
 use crate::futex::{self, Deadline};
 use crate::sync::{spin_hint, spin_rounds, AtomicU32, Ordering};
