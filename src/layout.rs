@@ -199,7 +199,7 @@ pub struct Header {
     /// Futex word producers sleep on; bumped by consumers that wake them.
     pub push_futex: AtomicU32,
     /// Str: the lock, two words: 0 or the owner's pid, and the count of
-    /// processes about to sleep or asleep on it (see lock.rs).
+    /// processes about to sleep or asleep on it (see [`crate::lock`]).
     pub lock: Lock,
     /// Int: crash recoveries performed (slot repairs). Str: `push_full`
     /// (see [`Header::str_push_full`]).
@@ -215,7 +215,7 @@ pub struct Header {
     /// Str: which state copy is current (its low bit; see [`StrCopy`]),
     /// and that copy's item count (the bits above; see [`str_current`]).
     pub current: AtomicU32,
-    /// Str: the lock holder's tag, `pid << 32 | start time` (see lock.rs),
+    /// Str: the lock holder's tag, `pid << 32 | start time` (see [`crate::lock`]),
     /// which tells a reused pid from the holder.
     pub lock_owner: AtomicU64,
 
