@@ -99,7 +99,7 @@
 //!
 //! The dead word is replaced by one CAS `dead -> me`, so exactly one
 //! waiter wins; it learns so through [`Acquired::recovered`] and repairs
-//! the protected state (see strq.rs) before using it.
+//! the protected state (see src/strq/) before using it.
 //!
 //! Robust futexes (`set_robust_list`) would let the kernel mark the word
 //! itself, but glibc owns the one robust list each thread may register, the
@@ -245,7 +245,7 @@ fn try_take(word: &AtomicU32, me: u32) -> bool {
     // previous holder released with its unlocking store (the protected
     // header fields, slots and arena bytes). Being SeqCst it also sits in
     // the single total order with the waiters' SeqCst announcement (see
-    // wait.rs and strq.rs).
+    // wait.rs and src/strq/).
     word.compare_exchange(0, me, Ordering::SeqCst, Ordering::Relaxed)
         .is_ok()
 }

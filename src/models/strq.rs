@@ -1,4 +1,4 @@
-//! Models of the Str queue's state (strq.rs): the commit of a holder
+//! Models of the Str queue's state (src/strq/): the commit of a holder
 //! that dies part way, and the look at `current` without the lock.
 
 use super::lock::robust;
@@ -9,7 +9,7 @@ use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use loom::sync::Arc;
 
 /// One of the two state copies of the Str commit model (three words, as
-/// strq.rs has seven).
+/// src/strq/ has seven).
 type Copy3 = [AtomicU64; 3];
 
 /// The words of the current copy, read as `lock_until` reads them.
@@ -20,7 +20,7 @@ fn read_current(copies: &[Copy3; 2], current: &AtomicU32) -> (u32, [u64; 3]) {
     (c, std::array::from_fn(|i| words[i].load(Ordering::Relaxed)))
 }
 
-/// The Str commit (strq.rs, "Crash safety"): a state in two copies and a
+/// The Str commit (src/strq/mod.rs, "Crash safety"): a state in two copies and a
 /// `current` switch. Model pid 1 takes the lock, reads the current copy,
 /// writes the new state into the other copy and switches `current` to it,
 /// but stops for good after `stores` of those four stores (the guard is
@@ -98,7 +98,7 @@ fn loom_str_commit_survives_a_dead_holder() {
 }
 /// The Str state reduced to an item count per copy, and `current` holding
 /// the committed count above the copy bit, as `switch_to` stores it
-/// (strq.rs, "Looking without the lock").
+/// (src/strq/, "Looking without the lock").
 struct Looked {
     lock: Lock,
     tag: AtomicU64,
@@ -117,7 +117,7 @@ impl Looked {
     }
 
     /// A locked operation that adds `d` items (a pop, `d = -1`, only when
-    /// there is one), committed as strq.rs commits: the other copy, then
+    /// there is one), committed as src/strq/ commits: the other copy, then
     /// `current` (Release). Whether it happened.
     fn locked(&self, pid: u32, d: i64) -> bool {
         let (g, _) = robust(&self.lock, &self.tag, pid);

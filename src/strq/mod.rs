@@ -5,7 +5,7 @@
 //! Design: a mutex-protected ring buffer plus a circular ("bip-buffer"
 //! style) byte arena whose every item is contiguous. Variable-length items
 //! rule out a per-slot lock-free protocol like the Int queues' Vyukov ring,
-//! so every operation takes the lock in `lock.rs`, works on plain loads and
+//! so every operation takes the lock in `src/lock/`, works on plain loads and
 //! stores, copies the bytes in or out, and unlocks. No user code runs while
 //! the lock is held (the Perl side converts its arguments before calling
 //! in and builds its scalars after the call returns).
@@ -22,7 +22,7 @@
 //! wr         arena offset where the back item's charge ends
 //! used       bytes charged to the items present
 //! push_ok / pop_ok   exact counters
-//! header.lock        the lock (lock.rs): word 0 or owner pid, sleeper count
+//! header.lock        the lock (src/lock/): word 0 or owner pid, sleeper count
 //! ```
 //!
 //! Items occupy slots `head, head+1, .., head+count-1` (mod capacity).
@@ -74,7 +74,7 @@
 //! # Crash safety
 //!
 //! A process may die (SIGKILL, OOM) anywhere while holding the lock. The
-//! next process that needs the lock takes it over (lock.rs: the kernel is
+//! next process that needs the lock takes it over (src/lock/: the kernel is
 //! asked whether the owner pid still lives, guarded against pid reuse) and
 //! counts it in `recoveries`. What it finds is consistent because of how an
 //! operation changes the queue:
