@@ -107,7 +107,7 @@ fn open_existing(path: &Path) -> Result<Probed> {
     }
     let r = read_geometry(&file, &who);
     // The lock is released explicitly: a mapping made from a dup of this
-    // fd would otherwise keep it held (see region.rs, FlockGuard).
+    // fd would otherwise keep it held (see src/region/, FlockGuard).
     // SAFETY: as above.
     unsafe { libc::flock(fd, libc::LOCK_UN) };
     r.map(|geo| Probed { file, geo })
