@@ -1,6 +1,6 @@
 //! Placement arithmetic of the Str queue's circular byte arena.
 //!
-//! Pure integer arithmetic, no memory access: `strq.rs` loads the three
+//! Pure integer arithmetic, no memory access: `strq` loads the three
 //! arena words from the shared header (under the queue lock), asks this
 //! module where an item goes or what it gives back, and stores them again.
 //! Keeping the arithmetic apart lets it be tested exhaustively on its own.

@@ -3,7 +3,7 @@
 //! A producer handle with compression on stores each string of at least
 //! `min_bytes` as one standard zstd frame (RFC 8878, with its content size
 //! and a content checksum) when that frame is shorter than the string;
-//! bit 31 of the slot's `len` word marks such an item (see strq.rs).
+//! bit 31 of the slot's `len` word marks such an item (see src/strq/items.rs).
 //! Readers need no setting: every pop, peek and batch takes the frame out
 //! of the arena under the lock like any other item, and decodes it here
 //! after the lock is released. Neither side ever runs zstd while holding

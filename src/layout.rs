@@ -199,7 +199,7 @@ pub struct Header {
     /// Futex word producers sleep on; bumped by consumers that wake them.
     pub push_futex: AtomicU32,
     /// Str: the lock, two words: 0 or the owner's pid, and the count of
-    /// processes about to sleep or asleep on it (see lock.rs).
+    /// processes about to sleep or asleep on it (see [`crate::lock`]).
     pub lock: Lock,
     /// Int: crash recoveries performed (slot repairs). Str: `push_full`
     /// (see [`Header::str_push_full`]).
@@ -215,7 +215,7 @@ pub struct Header {
     /// Str: which state copy is current (its low bit; see [`StrCopy`]),
     /// and that copy's item count (the bits above; see [`str_current`]).
     pub current: AtomicU32,
-    /// Str: the lock holder's tag, `pid << 32 | start time` (see lock.rs),
+    /// Str: the lock holder's tag, `pid << 32 | start time` (see [`crate::lock`]),
     /// which tells a reused pid from the holder.
     pub lock_owner: AtomicU64,
 
@@ -329,7 +329,7 @@ pub const fn str_current_count(word: u32) -> u32 {
 /// Str: one of the two copies of the queue state, overlaid on header line
 /// 1 (copy 0: `head`, `pop_empty`, `c0_*`) or line 2 (copy 1: `tail`,
 /// `push_full`, `c1_*`). `Header::current` names the current copy; a
-/// commit writes the other one and then flips `current` (see strq.rs).
+/// commit writes the other one and then flips `current` (see src/strq/state.rs).
 #[repr(C, align(64))]
 pub struct StrCopy {
     /// Slot index of the front item (kept below the capacity).

@@ -407,6 +407,9 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
+// Every unsafe block says why it is sound (`// SAFETY:` above it); set
+// for the other targets (dqs, tests, benches, examples) in Cargo.toml.
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod any;
 mod arena;

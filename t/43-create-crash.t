@@ -1,5 +1,5 @@
 # A creator really killed in the middle of a create (DQS_TEST_KILL_POINT,
-# in region.rs) leaves what the CRASH SAFETY rules expect:
+# in src/region/) leaves what the CRASH SAFETY rules expect:
 #   create_after_reserve  the file is sized and reserved, nothing written:
 #                         an all-zero file of the exact size, which the next
 #                         new() of that geometry re-initialises (and one of

@@ -3,7 +3,9 @@
 //! table; the lease data area keeps a leased item's stored bytes until its
 //! ack, so that a return is a front push of those bytes.
 
-use super::{Locked, StrQueue, LEN_PACKED};
+use super::items::{Item, LEN_PACKED};
+use super::state::Locked;
+use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
 use crate::lease::{
@@ -143,7 +145,14 @@ impl StrQueue {
         if l.count == 0 && self.str_lease_look(&t, now, SCAN_NS / 20) > 0 {
             returning.extend(self.put_back(&t, &mut l));
         }
-        let Some((off, len, _, utf8, packed)) = l.read_end(false) else {
+        let Some(Item {
+            off,
+            len,
+            utf8,
+            packed,
+            ..
+        }) = l.read_end(false)
+        else {
             self.lease_finish(&t, l, &returning);
             return Ok(None);
         };

@@ -2,8 +2,7 @@
 //! integer queues (see the `lease` module): a child of `ring` for its
 //! private walk steps. The plain pops do not use it.
 
-use super::{Hook, Miss, Ring, SlotOps, MAX_WALK};
-use crate::ring::Element;
+use super::{Element, Hook, Miss, Ring, SlotOps, MAX_WALK};
 use crate::sync::Ordering;
 
 impl<T: Element> Ring<'_, T> {

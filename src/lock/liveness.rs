@@ -1,0 +1,118 @@
+//! Whether the process a lock word names still lives: `kill(pid, 0)`, then
+//! its `/proc/<pid>/stat` (state, and start time against the owner tag);
+//! under loom, the models' declared deaths instead (see the lock's module
+//! docs, "Crash takeover").
+
+/// The fields of `/proc/<pid>/stat` the liveness check uses.
+pub(super) struct ProcStat {
+    pub(super) state: u8,
+    pub(super) start: u64,
+}
+
+/// `Err(true)` when the process does not exist, `Err(false)` when procfs
+/// cannot tell.
+pub(super) fn proc_stat(pid: u32) -> Result<ProcStat, bool> {
+    let raw = match std::fs::read(format!("/proc/{pid}/stat")) {
+        Ok(r) => r,
+        Err(e) => return Err(e.kind() == std::io::ErrorKind::NotFound),
+    };
+    // "pid (comm) S ppid ...": comm may hold spaces and parentheses, so
+    // parse from the last ')'. Then field 3 (state) is the first word and
+    // field 22 (starttime) the twentieth.
+    let close = raw.iter().rposition(|&b| b == b')').ok_or(false)?;
+    let rest = std::str::from_utf8(&raw[close + 1..]).map_err(|_| false)?;
+    let mut f = rest.split_ascii_whitespace();
+    let state = f.next().and_then(|s| s.bytes().next()).ok_or(false)?;
+    let start = f.nth(18).and_then(|s| s.parse().ok()).ok_or(false)?;
+    Ok(ProcStat { state, start })
+}
+
+/// Clock ticks since boot now (the unit of `starttime`).
+pub(super) fn boot_ticks() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut ts) };
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    (ts.tv_sec as u64) * hz + (ts.tv_nsec as u64) * hz / 1_000_000_000
+}
+
+/// Whether the process that wrote lock word owner `pid` is certainly gone.
+/// `tag` is the owner tag read from shared memory; `since` the boot tick
+/// when this waiter first saw the word. See the lock's module docs.
+pub fn owner_is_dead(pid: u32, tag: u64, since: u64) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: signal 0 only checks for existence; nothing is sent.
+    if unsafe { libc::kill(p, 0) } != 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    {
+        return true;
+    }
+    let st = match proc_stat(pid) {
+        Ok(st) => st,
+        // Vanished between the two looks: dead. No procfs: kill said it
+        // exists, and that is all we know.
+        Err(gone) => return gone,
+    };
+    if matches!(st.state, b'Z' | b'X' | b'x') {
+        return true;
+    }
+    if tag >> 32 == u64::from(pid) {
+        // The tag is this holder's: a different start time means the pid
+        // was reused. A tag start of 0 means the holder had no procfs.
+        let t = tag as u32;
+        t != 0 && t != st.start as u32
+    } else {
+        st.start > since.saturating_add(1)
+    }
+}
+
+/// The liveness check the takeover uses: the kernel's word, or under loom
+/// the model's (see `model_deaths`, compiled only under loom).
+#[cfg(not(loom))]
+#[inline]
+pub(super) fn holder_is_dead(pid: u32, tag: u64, since: u64) -> bool {
+    owner_is_dead(pid, tag, since)
+}
+
+#[cfg(loom)]
+pub(super) fn holder_is_dead(pid: u32, _tag: u64, _since: u64) -> bool {
+    model_deaths::is_dead(pid)
+}
+
+/// Process death for the loom models, where "processes" are threads: a
+/// model thread that stops for good (while holding the lock, say) declares
+/// its pid dead with [`mark_dead`](model_deaths::mark_dead) after its last
+/// access to shared state, as the kernel only reports a process gone once
+/// it has stopped running. The SeqCst store and load stand for the kernel's
+/// own ordering between a process's exit and `kill(pid, 0)` failing.
+#[cfg(loom)]
+pub(crate) mod model_deaths {
+    use crate::sync::{AtomicU32, Ordering};
+
+    loom::lazy_static! {
+        static ref DEAD: AtomicU32 = AtomicU32::new(0);
+    }
+
+    /// Declare model pid `pid` (1..=31) dead, and let every robust
+    /// sleeper watching it look again (see `robust_sleep`).
+    pub(crate) fn mark_dead(pid: u32) {
+        assert!((1..32).contains(&pid), "model pids are 1..=31");
+        crate::futex::change_and_notify(|| {
+            DEAD.fetch_or(1 << pid, Ordering::SeqCst);
+        });
+    }
+
+    /// Whether model pid `pid` has been declared dead.
+    pub(crate) fn is_dead(pid: u32) -> bool {
+        (1..32).contains(&pid) && DEAD.load(Ordering::SeqCst) & (1 << pid) != 0
+    }
+}

@@ -1,0 +1,58 @@
+//! Loom models across modules: the blocking protocol, the Str lock and the
+//! Str state, one file per subject here (the ring's own models are in
+//! `ring/loom.rs`).
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`. Under
+//! loom the futex is the model in futex.rs, where a waiter without a
+//! deadline really blocks until a wake picks it: a lost wake-up leaves the
+//! sleeper blocked for ever and loom reports the deadlock (or, for a
+//! thread that keeps polling, an exceeded branch budget). Process death for
+//! the lock takeover is the model in the lock module (`model_deaths`).
+//!
+//! * `wake.rs`, wait/wake ([`block_on`](crate::wait::block_on) and
+//!   [`Side::wake`](crate::wait::Side::wake)): a consumer blocks on an
+//!   empty queue and a producer pushes; two consumers block and are served
+//!   by two pushes. Every waiter must finish. The reset that forgets a
+//!   killed waiter's count never loses a live waiter's wake-up.
+//! * `lock.rs`, the lock: mutual exclusion and no lost wake-up with three
+//!   threads (the unlock's store and read of the sleeper count against the
+//!   sleeper's count and read of the word: both barrier halves are SeqCst
+//!   fences here, see the lock module);
+//!   takeover from a holder that stopped inside its critical section (it
+//!   takes the lock, half-updates the protected state and never unlocks):
+//!   exactly one waiter recovers, sees the half update, repairs it, and
+//!   every waiter gets the lock; a live holder is never taken over.
+//!   The robust acquisition sleeps without deadline under loom until it is
+//!   woken or its lock names a dead holder (`robust_sleep`), so
+//!   the robust models fail on a lost wake-up too; the lock and unlock
+//!   exactly as the Str hot paths make them (`try_acquire_robust`,
+//!   `unlock`, `wake_one`) are modelled on their own.
+//! * `ring.rs`, the real ring with its neighbours: a producer blocks on a
+//!   full ring and a consumer on an empty one, both finish; the Int64 slot
+//!   (its 16-byte CAS emulated on one loom word, `ring/slot.rs`) against
+//!   producers and the give-up CAS; the repair of a dead batch reservation
+//!   after a real stuck interval (the loom clock ticks once per reading),
+//!   not only the give-up-at-once form.
+//! * `strq.rs`, the Str state: the commit (two state copies and a switch)
+//!   with a holder that dies after each of its stores; the look without
+//!   the lock (the item count stored in `current` by each commit): a pop
+//!   that saw a push happen is never told "empty", and a producer and a
+//!   consumer polling with non-blocking calls move every item, with the
+//!   count in `current` and in the copy agreeing.
+
+mod lock;
+mod ring;
+mod strq;
+mod wake;
+
+/// Spin loops multiply loom's schedules; a preemption bound keeps the
+/// search finite while covering every interleaving that needs at most that
+/// many forced switches (lost wake-ups need one or two). The waits retry
+/// a settled miss 128 times before sleeping (wait.rs), and every retry is a
+/// few loom branches: hence the branch budget above loom's default 1000.
+fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(bound);
+    b.max_branches = std::env::var("DQS_LOOM_BRANCHES").map_or(20_000, |v| v.parse().unwrap());
+    b.check(f);
+}

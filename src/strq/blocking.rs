@@ -1,0 +1,169 @@
+//! The blocking calls of `StrQueue`, `push_wait` and `pop_wait`: one
+//! attempt under the lock per wake-up, by [`block_on`] (see "Waiting" in
+//! the module docs).
+
+use super::locking::flatten;
+use super::{failure_errno, set_errno, StrQueue};
+use crate::compress;
+use crate::error::Result;
+use crate::futex::Deadline;
+use crate::sync::Ordering;
+use crate::wait::{block_on, Miss, Waited};
+
+impl StrQueue {
+    /// Push at the back (or the front), sleeping while there is no room,
+    /// until `deadline`. A timeout counts in `push_full`.
+    ///
+    /// # Errors
+    /// As [`StrQueue::push`], checked before waiting.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::{Deadline, StrQueue, Waited};
+    /// let q = StrQueue::anonymous(2, 0)?;
+    /// let d = Deadline::after_secs(0.01);
+    /// assert_eq!(q.push_wait(b"a", false, false, &d)?, Waited::Done(()));
+    /// assert_eq!(q.push_wait(b"b", false, true, &d)?, Waited::Done(())); // at the front
+    /// // Full: waits until the deadline (retry on Interrupted).
+    /// let w = loop {
+    ///     match q.push_wait(b"c", false, false, &d)? {
+    ///         Waited::Interrupted => continue,
+    ///         w => break w,
+    ///     }
+    /// };
+    /// assert_eq!(w, Waited::TimedOut);
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
+    pub fn push_wait(
+        &self,
+        bytes: &[u8],
+        utf8: bool,
+        front: bool,
+        deadline: &Deadline,
+    ) -> Result<Waited<()>> {
+        // HOOK(compress): compress once, before waiting.
+        if self.packs(bytes) {
+            let level = self.compress.level.load(Ordering::Relaxed);
+            return compress::with_packed(bytes, level, |stored, packed| {
+                let orig = packed.then_some(bytes.len() as u64);
+                self.check_stored(stored.len(), orig)?;
+                self.push_wait_stored(stored, utf8, front, deadline, orig)
+            });
+        }
+        self.check(bytes.len())?;
+        self.push_wait_stored(bytes, utf8, front, deadline, None)
+    }
+
+    /// [`StrQueue::push_wait`] of the bytes to store, checked; `packed` as
+    /// for [`Locked::put_any`].
+    fn push_wait_stored(
+        &self,
+        bytes: &[u8],
+        utf8: bool,
+        front: bool,
+        deadline: &Deadline,
+        packed: Option<u64>,
+    ) -> Result<Waited<()>> {
+        // SYNC POINT: the attempt's lock CAS is SeqCst, and so are the
+        // waiter announcement in block_on and the waiter check in
+        // Side::wake. A consumer frees room under the lock and then checks
+        // `push_waiters`; this producer announces itself and then locks.
+        // In the single SeqCst order either the consumer's check comes
+        // after our announcement (it wakes us), or our lock CAS comes after
+        // its lock CAS, reads a value from its unlock or later, and so
+        // sees the room it made. No wake-up is lost.
+        let r = flatten(block_on(self.producers(), deadline, || {
+            match self.lock_until::<true>(|| *deadline, true) {
+                Err(f) => Ok(Err(f)),
+                Ok(mut l) => {
+                    if l.put_any(bytes, utf8, front, packed) {
+                        Ok(Ok(()))
+                    } else {
+                        Err(Miss::Settled)
+                    }
+                }
+            }
+        }));
+        match r {
+            Waited::Done(()) => self.consumers().wake(1),
+            Waited::TimedOut => self.count_full(),
+            Waited::Interrupted => {}
+        }
+        Ok(r)
+    }
+
+    /// [`StrQueue::pop`], sleeping while the queue is empty, until
+    /// `deadline`. A timeout counts in `pop_empty`. `Interrupted` (a
+    /// signal) means nothing was popped: call again with the same deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use data_queue_shared::{Deadline, StrQueue, Waited};
+    /// let q = StrQueue::anonymous(8, 0)?;
+    /// let mut buf = Vec::new();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| q.push("\u{263a}".as_bytes(), true));
+    ///     let d = Deadline::after_secs(10.0);
+    ///     let w = loop {
+    ///         match q.pop_wait(false, &mut buf, &d) {
+    ///             Waited::Interrupted => continue,
+    ///             w => break w,
+    ///         }
+    ///     };
+    ///     assert_eq!(w, Waited::Done(true));
+    /// });
+    /// assert_eq!(buf, "\u{263a}".as_bytes());
+    /// # Ok::<(), data_queue_shared::Error>(())
+    /// ```
+    pub fn pop_wait(&self, back: bool, out: &mut Vec<u8>, deadline: &Deadline) -> Waited<bool> {
+        self.pop_wait_checked(back, out, deadline)
+            .unwrap_or_else(|e| {
+                set_errno(failure_errno(&e));
+                Waited::TimedOut
+            })
+    }
+
+    /// [`StrQueue::pop_wait`], with an item that cannot be decoded
+    /// reported as [`StrQueue::pop_checked`] does (the unchecked form
+    /// reports it as `TimedOut` with `errno` set as [`StrQueue::pop`]
+    /// does).
+    ///
+    /// # Errors
+    /// As [`StrQueue::pop_checked`].
+    pub fn pop_wait_checked(
+        &self,
+        back: bool,
+        out: &mut Vec<u8>,
+        deadline: &Deadline,
+    ) -> Result<Waited<bool>> {
+        // SYNC POINT: as in push_wait, with the roles swapped: a producer
+        // publishes under the lock and then checks `pop_waiters` (SeqCst).
+        let r = flatten(block_on(self.consumers(), deadline, || {
+            out.clear();
+            match self.lock_until::<true>(|| *deadline, true) {
+                Err(f) => Ok(Err(f)),
+                Ok(mut l) => match l.copy_end(back, true, out) {
+                    Some(t) => Ok(Ok((t.utf8, t.packed))),
+                    None => Err(Miss::Settled),
+                },
+            }
+        }));
+        match r {
+            Waited::Done((utf8, packed)) => {
+                self.wake_producers();
+                // HOOK(compress): decode, the lock released.
+                if packed {
+                    compress::unpack(out)?;
+                }
+                Ok(Waited::Done(utf8))
+            }
+            Waited::TimedOut => {
+                self.count_empty();
+                Ok(Waited::TimedOut)
+            }
+            Waited::Interrupted => Ok(Waited::Interrupted),
+        }
+    }
+}
