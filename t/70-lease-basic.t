@@ -86,6 +86,27 @@ for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
         is($n->lease_stats->{max_leases}, 0, 'lease_stats says so');
     };
 
+    subtest "$class: pop_lease_multi" => sub {
+        my $q = $class->new(undef, 8, $str ? (undef, { max_leases => 3 }) : ({ max_leases => 3 }));
+        $q->push($_) for @items[0 .. 4];
+        my @p = $q->pop_lease_multi(10, 60);
+        is_deeply([map { $_->[0] } @p], [@items[0 .. 2]], 'up to the free leases, in order');
+        is(scalar(grep { $_->[1] } @p), 3, 'each with its lease');
+        eval { $q->pop_lease_multi(2) };
+        like($@, qr/^\Q$class\E->pop_lease_multi: all 3 leases are taken/, 'none free: croaks');
+        ok($q->ack($p[0][1]), 'ack one');
+        ok($q->release($p[1][1]), 'release one');
+        my @q = $q->pop_lease_multi(5);
+        is_deeply([map { $_->[0] } @q], [@items[1, 3]],
+                  'two leases free: the released item first, then the next');
+        $q->ack($_->[1]) for @q, $p[2];
+        @q = $q->pop_lease_multi(5);
+        is_deeply([map { $_->[0] } @q], [$items[4]], 'stops when empty');
+        is_deeply([$q->pop_lease_multi(0)], [], 'count 0: nothing');
+        eval { $q->pop_lease_multi('x') };
+        like($@, qr/->pop_lease_multi: count must be a number/, 'count checked');
+    };
+
     subtest "$class: lease timeout and the late ack" => sub {
         my $q = $class->new(undef, 8);
         $q->push($items[0]);

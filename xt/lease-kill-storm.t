@@ -2,6 +2,7 @@
 use strict;
 use warnings;
 use FindBin;
+use lib "$FindBin::Bin/../t/lib";
 use Test::More;
 
 plan skip_all => 'set AUTHOR_TESTING to run the long leased kill storm' unless $ENV{AUTHOR_TESTING};

@@ -384,13 +384,13 @@ impl<T: Element> IntQueue<T> {
     }
 
     /// Whether the header word says items came back from leases: the one
-    /// load a plain pop pays for leases.
+    /// load a plain pop pays for leases, when it found the ring empty.
     #[inline(always)]
     pub(crate) fn any_returned(&self) -> bool {
-        self.region()
-            .header()
-            .lease_returned
-            .load(Ordering::Relaxed)
-            != 0
+        // SYNC POINT: SeqCst, as the ring's sequence loads: a `pop_wait`
+        // re-checks with it after announcing itself (SeqCst), and a
+        // returner bumps the word (SeqCst) before it reads the waiter
+        // count to wake them, so one of the two sees the other.
+        self.region().header().lease_returned.load(Ordering::SeqCst) != 0
     }
 }

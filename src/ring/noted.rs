@@ -180,6 +180,33 @@ mod loom_lease {
         });
     }
 
+    /// A leaser whose take lost the race for the last item (its CAS
+    /// failed) leaves no intent behind: killed right then, the repair
+    /// returns nothing, so the item the plain pop took is not doubled.
+    #[test]
+    fn loom_lease_failed_take_leaves_no_intent() {
+        model(|| {
+            let s = Shared::new(2, &[1]);
+            let a = {
+                let s = s.clone();
+                loom::thread::spawn(move || s.lease_pop())
+            };
+            let b = {
+                let s = s.clone();
+                loom::thread::spawn(move || s.ring().try_pop().ok())
+            };
+            let leased = a.join().unwrap();
+            let popped = b.join().unwrap();
+            if leased.is_none() {
+                assert_eq!(s.state.load(Ordering::SeqCst), FREE, "no intent left");
+                assert_eq!(s.recover(), None);
+            }
+            let mut all: Vec<i32> = leased.into_iter().chain(popped).collect();
+            all.extend(s.drain());
+            assert_eq!(all, vec![1], "one item, once");
+        });
+    }
+
     /// A leaser killed after its take (before marking the record held):
     /// the repair returns exactly its item, whatever a plain pop did.
     #[test]

@@ -138,8 +138,17 @@ impl StrQueue {
     ) -> LResult<Option<(bool, u64)>> {
         let t = self.lease_table()?;
         out.clear();
-        let mut l = self.lease_locked()?;
         let now = now_ns();
+        // Empty, nothing waiting to go back and no look due: answered
+        // without the lock, as a plain pop answers "empty" (a consumer
+        // polling an empty queue must not hold up the producers).
+        if self.committed_count() == 0
+            && now.wrapping_sub(t.head.last_scan.load(Ordering::Relaxed)) < SCAN_NS / 20
+            && t.in_state_by_seq(RETURNED).is_empty()
+        {
+            return Ok(None);
+        }
+        let mut l = self.lease_locked()?;
         self.str_lease_look(&t, now, SCAN_NS);
         let mut returning = self.put_back(&t, &mut l);
         if l.count == 0 && self.str_lease_look(&t, now, SCAN_NS / 20) > 0 {

@@ -602,6 +602,7 @@ L<Data::Queue::Shared::Leases>.
     my ($value, $lease) = $q->pop_lease;                   # empty list if empty
     my ($value, $lease) = $q->pop_lease($lease_timeout);   # back after that long
     my ($value, $lease) = $q->pop_lease_wait($timeout, $lease_timeout);
+    my @pairs = $q->pop_lease_multi($n);  # up to $n [$value, $lease] pairs
     my $ok = $q->ack($lease);       # false: the lease had ended (late, returned)
     my $ok = $q->release($lease);   # or nack: back at the front
     my $s  = $q->lease_stats;       # max_leases open waiting acked released
