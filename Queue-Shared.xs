@@ -1405,39 +1405,8 @@ pop_lease_multi(self, count_sv, lease_timeout = NULL)
   ALIAS:
     Data::Queue::Shared::Int32::pop_lease_multi = 1
     Data::Queue::Shared::Int16::pop_lease_multi = 2
-    Data::Queue::Shared::Str::pop_lease_multi = 3
-  PREINIT:
-    DqsError err;
-    DqsQueue *q;
-    DqsStrItem it;
-    double lt;
-    int64_t v;
-    uint64_t lease;
-    IV n, i;
-    int rc;
   PPCODE:
-    /* One lease call per item (each takes the lease lock once): up to
-     * count [value, lease] pairs; stops early when the queue is empty or
-     * every lease is taken (croaks only if that leaves none). */
-    n = pop_count_arg(aTHX_ count_sv, ix, cv);
-    lt = lease_timeout_arg(aTHX_ lease_timeout, ix, cv);
-    q = dqs_self(aTHX_ self, ix, cv);
-    for (i = 0; i < n; i++) {
-        AV *pair;
-        if (ix == CLASS_STR)
-            rc = dqs_str_pop_lease(q, lt, &it, &lease, &err);
-        else
-            rc = dqs_int_pop_lease(q, lt, &v, &lease, &err);
-        if (rc == DQS_ERROR && i == 0)
-            croak_err(aTHX_ ix, cv, &err);
-        if (rc != DQS_DONE)
-            break;
-        pair = newAV();
-        av_extend(pair, 1);
-        av_push(pair, ix == CLASS_STR ? str_sv(aTHX_ newSV(0), &it) : newSViv((IV)v));
-        av_push(pair, newSVuv((UV)lease));
-        XPUSHs(sv_2mortal(newRV_noinc((SV *)pair)));
-    }
+    SP = pop_lease_multi_list(aTHX_ SP, self, count_sv, lease_timeout, ix, cv);
     PUTBACK;
     return;
 
@@ -2119,6 +2088,16 @@ pop_lease(self, ...)
     PUSHs(str_sv(aTHX_ sv_newmortal(), &it));
     mPUSHu((UV)lease);
     XSRETURN(2);
+
+void
+pop_lease_multi(self, count_sv, lease_timeout = NULL)
+    SV *self
+    SV *count_sv
+    SV *lease_timeout
+  PPCODE:
+    SP = pop_lease_multi_list(aTHX_ SP, self, count_sv, lease_timeout, CLASS_STR, cv);
+    PUTBACK;
+    return;
 
 void
 ack(self, lease)

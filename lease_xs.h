@@ -152,3 +152,40 @@ push_leases(pTHX_ SV **sp, DqsQueue *q)
     }
     return sp;
 }
+
+/* pop_lease_multi: one lease call per item (each takes the lease lock
+ * once), pushing up to count [value, lease] pairs; stops early when the
+ * queue is empty or every lease is taken (croaks only if that leaves
+ * none). `ix` is the class (CLASS_STR for Str). */
+static SV **
+pop_lease_multi_list(pTHX_ SV **sp, SV *self, SV *count_sv, SV *lease_timeout, int ix, CV *cv)
+{
+    DqsError err;
+    DqsQueue *q;
+    DqsStrItem it;
+    double lt;
+    int64_t v;
+    uint64_t lease;
+    IV n, i;
+    int rc;
+    n = pop_count_arg(aTHX_ count_sv, ix, cv);
+    lt = lease_timeout_arg(aTHX_ lease_timeout, ix, cv);
+    q = dqs_self(aTHX_ self, ix, cv);
+    for (i = 0; i < n; i++) {
+        AV *pair;
+        if (ix == CLASS_STR)
+            rc = dqs_str_pop_lease(q, lt, &it, &lease, &err);
+        else
+            rc = dqs_int_pop_lease(q, lt, &v, &lease, &err);
+        if (rc == DQS_ERROR && i == 0)
+            croak_err(aTHX_ ix, cv, &err);
+        if (rc != DQS_DONE)
+            break;
+        pair = newAV();
+        av_extend(pair, 1);
+        av_push(pair, ix == CLASS_STR ? str_sv(aTHX_ newSV(0), &it) : newSViv((IV)v));
+        av_push(pair, newSVuv((UV)lease));
+        XPUSHs(sv_2mortal(newRV_noinc((SV *)pair)));
+    }
+    return sp;
+}

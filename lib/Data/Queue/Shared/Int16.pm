@@ -69,8 +69,8 @@ and L<COMPATIBILITY|Data::Queue::Shared/COMPATIBILITY>.
 =item *
 
 L<Data::Queue::Shared::Leases>: leased pops (C<pop_lease>,
-C<pop_lease_wait>, C<ack>, C<release>, C<lease_stats>, C<leases>), whose
-items come back when their consumer dies.
+C<pop_lease_wait>, C<pop_lease_multi>, C<ack>, C<release>, C<lease_stats>,
+C<leases>), whose items come back when their consumer dies.
 
 =item *
 

@@ -641,8 +641,8 @@ C<clear> wakes every blocked producer and consumer.
 
 =head1 LEASES
 
-C<pop_lease>, C<pop_lease_wait>, C<ack>, C<release> (C<nack>),
-C<lease_stats> and C<leases> work on Str queues as on the integer ones,
+C<pop_lease>, C<pop_lease_wait>, C<pop_lease_multi>, C<ack>, C<release>
+(C<nack>), C<lease_stats> and C<leases> work on Str queues as on the integer ones,
 and are described for all four classes in L<Data::Queue::Shared::Leases>.
 What is Str's own: a leased item's stored bytes (compressed ones stay
 compressed) wait in the lease data area until the lease ends, sized by the
