@@ -494,7 +494,9 @@ Slot count.
 
 =item mmap_size
 
-Bytes mapped: the 320-byte header plus the slots.
+Bytes mapped: the 320-byte header plus the slots, then (unless the queue
+was created with C<max_leases> 0) the lease table on a 64-byte boundary,
+64 bytes per lease plus 64 (see L<Data::Queue::Shared::Format>).
 
 =item push_ok, pop_ok
 

@@ -126,8 +126,9 @@ Any other value is used as given and reported exactly by
 C<< $q->stats->{arena_cap} >>. Items are placed on 8-byte boundaries, so
 the usable part is that size rounded down to a multiple of 8: an arena of
 5001 bytes holds at most 5000 bytes of strings. The mapping is
-C<320 + 16 * capacity + arena_cap> bytes, and for files and memfds all of
-it is reserved when the queue is created.
+C<320 + 16 * capacity + arena_cap> bytes, then the lease table and its
+lease data area (see L</LEASES>), and for files and memfds all of it is
+reserved when the queue is created.
 
 When C<new> attaches to an existing file, the arena size stored in it wins,
 as the capacity does. A file or descriptor holding an integer queue croaks
@@ -408,7 +409,8 @@ As above.
 
 =item mmap_size
 
-C<320 + 16 * capacity + arena_cap>: header, slots and arena.
+Header, slots and arena (C<320 + 16 * capacity + arena_cap>), then the
+lease table and its lease data area (see L</LEASES>).
 
 =item push_ok, pop_ok
 
