@@ -508,6 +508,10 @@ impl<T: Element> IntQueue<T> {
 
     /// Remove every item; returns how many. Wakes every blocked producer.
     ///
+    /// Items popped with a lease and given back (released, or returned
+    /// after their holder died or their deadline passed) are removed too,
+    /// and counted.
+    ///
     /// Items are popped in runs (the ring stays lock-free), so a
     /// concurrent push may survive the clear. At most one lap
     /// (`capacity` items) is removed: every item present when the call
@@ -540,6 +544,13 @@ impl<T: Element> IntQueue<T> {
             n += m as u64;
             if m < want || n >= cap {
                 break;
+            }
+        }
+        // HOOK(lease): items back from leases are in the queue too.
+        while self.any_returned() {
+            match self.pop_returned() {
+                Some(_) => n += 1,
+                None => break,
             }
         }
         self.region.header().cleared.fetch_add(n, Ordering::Relaxed);

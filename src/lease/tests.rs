@@ -41,6 +41,26 @@ fn int_lease_ack_release_and_order() {
 }
 
 #[test]
+fn clear_removes_the_items_leases_gave_back() {
+    let q = IntQueue::<i32>::anonymous(8).unwrap();
+    for v in 1..=3 {
+        assert!(q.push(v));
+    }
+    let (_, la) = q.pop_lease(None).unwrap().unwrap();
+    let (_, lb) = q.pop_lease(None).unwrap().unwrap();
+    assert!(q.release(la).unwrap());
+    assert_eq!(q.lease_stats().waiting, 1);
+    // One in the ring, one given back, one still held.
+    assert_eq!(q.clear(), 2);
+    assert_eq!(q.lease_stats().waiting, 0);
+    assert_eq!(q.pop(), None);
+    assert!(q.pop_lease(None).unwrap().is_none());
+    // The held lease is not in the queue: it still ends as usual.
+    assert!(q.release(lb).unwrap());
+    assert_eq!(q.pop(), Some(2));
+}
+
+#[test]
 fn a_full_table_refuses_leases_and_plain_pops_go_on() {
     let q = with_create_options(Some(1), None, || IntQueue::<i32>::anonymous(4)).unwrap();
     q.push(1);
