@@ -71,6 +71,7 @@ pub(crate) struct Placement {
 
 impl Arena {
     /// An empty arena of `size` usable bytes.
+    #[cfg(test)]
     pub(crate) const fn empty(size: u64) -> Arena {
         Arena {
             size,
@@ -174,13 +175,13 @@ impl Arena {
 
     /// Place an item of `len` bytes before the front item. `None` when it
     /// does not fit now (or the state is inconsistent); the state is
-    /// unchanged then.
+    /// unchanged then. Only `rd` and `used` change (and, for an arena
+    /// holding no bytes, the reset of both cursors to 0 first): the Str
+    /// queue's front push does not own `wr` (it belongs to the back, see
+    /// `strq`), so into an empty arena the item goes at the very end,
+    /// `size - len`, and its charge ends at `wr = 0`.
     pub(crate) fn place_front(&mut self, len: u64) -> Option<Placement> {
         let al = self.admit(len)?;
-        if self.used == 0 {
-            // Empty (and reset by admit): the same spot a back push takes.
-            return self.place_back_general(len);
-        }
         let s = self.size;
         let p = if self.wrapped() || al <= self.rd {
             // Wrapped: the one free gap [wr, rd) ends at rd and is large
@@ -191,7 +192,8 @@ impl Arena {
             }
         } else if al <= s - self.wr {
             // [0, rd) is too short: go to the very end of the arena; the
-            // unusable [0, rd) becomes this item's trailing waste.
+            // unusable [0, rd) becomes this item's trailing waste (none
+            // when the arena is empty: then rd = wr = 0).
             Placement {
                 off: s - al,
                 waste: self.rd,
@@ -222,7 +224,10 @@ impl Arena {
         Some(al)
     }
 
-    /// Give back the front item's `charge` (aligned length + waste).
+    /// Give back the front item's `charge` (aligned length + waste). (The
+    /// Str queue's front does not keep `rd`: it counts the bytes it gave
+    /// back, see `strq`; the tests here use it.)
+    #[cfg(test)]
     pub(crate) fn release_front(&mut self, charge: u64) {
         let s = self.size;
         if s == 0 {

@@ -8,10 +8,10 @@
 //! ```text
 //! offset  line  contents
 //!      0     0  geometry, written once at create, read-only afterwards
-//!     64     1  consumer side: head, pop_empty; Str: state copy 0
-//!    128     2  producer side: tail, push_full; Str: state copy 1
-//!    192     3  rarely written: waiter counts, futex words, lock, counters
-//!    256     4  Str compression counters; the rest reserved (zero)
+//!     64     1  consumer side: head, pop_empty; Str: the front side
+//!    128     2  producer side: tail, push_full; Str: the back side
+//!    192     3  rarely written: waiter counts, futex words, counters
+//!    256     4  Str compression counters, lease geometry, Str back lock count
 //!    320        slots: capacity x slot_size bytes
 //!      …        Str: arena_cap bytes of string storage (8-byte aligned)
 //! ```
@@ -26,7 +26,7 @@ use crate::sync::{AtomicU32, AtomicU64};
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// Size of the header; slots start here.
 pub const HEADER_SIZE: usize = 320;
 /// Smallest capacity; requests below are raised to it.
@@ -94,8 +94,8 @@ impl Variant {
     }
 }
 
-/// The Str lock as it lies in shared memory (header offset 208): the lock
-/// word and the sleeper count (the protocol is in [`lock`](crate::lock)).
+/// A Str lock as it lies in shared memory (at offset 8 of each
+/// [`StrSide`]): the lock word and the sleeper count (the protocol is in [`lock`](crate::lock)).
 #[repr(C)]
 pub struct Lock {
     /// 0 when free, else the holder's pid: the futex word sleepers wait on.
@@ -148,45 +148,45 @@ pub struct Header {
 
     // ---- line 1: consumer side ----
     /// Int: where consumers start looking for the next item (a hint; see
-    /// the `ring` module). Str: state copy 0's index of the first item
-    /// (see [`StrCopy`]).
+    /// the `ring` module). Str: the front side's `word`
+    /// (see [`StrSide`]).
     pub head: AtomicU64,
-    /// Int: pops (and waits) that found the queue empty. Str: `cleared`
-    /// (see [`Header::str_cleared`]).
+    /// Int: pops (and waits) that found the queue empty. Str: part of the
+    /// front side (its lock).
     pub pop_empty: AtomicU64,
-    /// Str: copy 0's item count. Int: positions given up by slot repair
+    /// Str: part of the front side. Int: positions given up by slot repair
     /// ([`Header::int_skipped`]).
     pub c0_count: AtomicU64,
-    /// Str: copy 0's `rd`. Int: see [`Header::int_stuck_pos`].
+    /// Str: part of the front side. Int: see [`Header::int_stuck_pos`].
     pub c0_rd: AtomicU64,
-    /// Str: copy 0's `wr`. Int: see [`Header::int_stuck_since`].
+    /// Str: part of the front side. Int: see [`Header::int_stuck_since`].
     pub c0_wr: AtomicU64,
-    /// Str: copy 0's `used`.
+    /// Str: part of the front side.
     pub c0_used: AtomicU64,
-    /// Str: copy 0's `push_ok`.
+    /// Str: part of the front side.
     pub c0_push_ok: AtomicU64,
-    /// Str: copy 0's `pop_ok`.
+    /// Str: part of the front side.
     pub c0_pop_ok: AtomicU64,
 
     // ---- line 2: producer side ----
     /// Int: where producers start looking for a free slot (a hint, moved
-    /// by a CAS only to reserve a batch). Str: state copy 1's index of the
-    /// first item.
+    /// by a CAS only to reserve a batch). Str: the back side's `word` (see
+    /// [`StrSide`]).
     pub tail: AtomicU64,
-    /// Int: pushes (and waits) that found the queue full. Str:
-    /// `recoveries` (see [`Header::str_recoveries`]).
+    /// Int: pushes (and waits) that found the queue full. Str: part of the
+    /// back side (its lock).
     pub push_full: AtomicU64,
-    /// Str: copy 1's item count.
+    /// Str: part of the back side.
     pub c1_count: AtomicU64,
-    /// Str: copy 1's `rd`.
+    /// Str: part of the back side.
     pub c1_rd: AtomicU64,
-    /// Str: copy 1's `wr`.
+    /// Str: part of the back side.
     pub c1_wr: AtomicU64,
-    /// Str: copy 1's `used`.
+    /// Str: part of the back side.
     pub c1_used: AtomicU64,
-    /// Str: copy 1's `push_ok`.
+    /// Str: part of the back side.
     pub c1_push_ok: AtomicU64,
-    /// Str: copy 1's `pop_ok`.
+    /// Str: part of the back side.
     pub c1_pop_ok: AtomicU64,
 
     // ---- line 3: rarely written ----
@@ -198,26 +198,25 @@ pub struct Header {
     pub push_waiters: AtomicU32,
     /// Futex word producers sleep on; bumped by consumers that wake them.
     pub push_futex: AtomicU32,
-    /// Str: the lock, two words: 0 or the owner's pid, and the count of
-    /// processes about to sleep or asleep on it (see [`crate::lock`]).
-    pub lock: Lock,
+    /// Str: items removed by `clear` (format 7; written only by `clear`,
+    /// under both locks). Int: unused (zero).
+    pub str_cleared: AtomicU64,
     /// Int: crash recoveries performed (slot repairs). Str: `push_full`
     /// (see [`Header::str_push_full`]).
     pub recoveries: AtomicU64,
     /// Int: items removed by `clear` (subtracted from pop_ok). Str:
     /// `pop_empty` (see [`Header::str_pop_empty`]).
     pub cleared: AtomicU64,
-    /// Str: times the lock was taken.
-    pub lock_acquired: AtomicU64,
-    /// Str: times the lock was found held and had to be waited for
+    /// Str: lock takeovers of either lock (format 7; written only by a
+    /// takeover).
+    pub str_recoveries: AtomicU64,
+    /// Str: times the front lock was found held and had to be waited for
     /// (modulo 2^32).
-    pub lock_contended: AtomicU32,
-    /// Str: which state copy is current (its low bit; see [`StrCopy`]),
-    /// and that copy's item count (the bits above; see [`str_current`]).
-    pub current: AtomicU32,
-    /// Str: the lock holder's tag, `pid << 32 | start time` (see [`crate::lock`]),
-    /// which tells a reused pid from the holder.
-    pub lock_owner: AtomicU64,
+    pub str_front_contended: AtomicU32,
+    /// Str: the same for the back lock.
+    pub str_back_contended: AtomicU32,
+    /// Zero; reserved (format 6: the Str lock holder's tag).
+    pub str_spare: AtomicU64,
 
     // ---- line 4: Str compression counters (format 5) ----
     /// Str: items stored compressed, ever. Written under the lock (load +
@@ -237,8 +236,12 @@ pub struct Header {
     pub lease_off: u64,
     /// Str: bytes of the lease data area after the table (format 6).
     pub lease_bytes: u64,
+    /// Str: times the back lock was taken (format 7; the front lock's
+    /// count is in the front side, see [`StrSide`]). Here, not on line 2,
+    /// for want of room there; only producers write this line.
+    pub str_back_acquired: AtomicU64,
     /// Zero; reserved.
-    pub reserved: [u64; 2],
+    pub reserved: u64,
 }
 
 impl Header {
@@ -263,10 +266,9 @@ impl Header {
 
     /// Str: pops that found the queue empty. Str keeps this counter on
     /// line 3 (the word Int uses for `cleared`): a consumer that polls an
-    /// empty queue reads `current` there without the lock and counts its
-    /// miss on the same line, so its polls touch no line but the one every
-    /// producer writes anyway (the lock's); on line 1 they would pull a
-    /// state copy away from the producer on every poll.
+    /// empty queue counts its miss there, on the line of the waiter words
+    /// every operation reads anyway, not on a side line the other end
+    /// reads on every operation.
     #[inline(always)]
     pub fn str_pop_empty(&self) -> &AtomicU64 {
         &self.cleared
@@ -279,76 +281,113 @@ impl Header {
         &self.recoveries
     }
 
-    /// Str: items removed by `clear` (the word Int uses for `pop_empty`,
-    /// on line 1; written only by `clear`).
+    /// Str: one end's state (format 7): the front side on header line 1,
+    /// the back side on line 2 (see [`StrSide`]).
     #[inline(always)]
-    pub fn str_cleared(&self) -> &AtomicU64 {
-        &self.pop_empty
-    }
-
-    /// Str: crash recoveries (the word Int uses for `push_full`, on line
-    /// 2; written only by a lock takeover).
-    #[inline(always)]
-    pub fn str_recoveries(&self) -> &AtomicU64 {
-        &self.push_full
-    }
-
-    /// Str: state copy `c` (its low bit): header line 1 for copy 0, line
-    /// 2 for copy 1.
-    #[inline(always)]
-    pub fn str_copy(&self, c: u32) -> &StrCopy {
-        let at = 64 + 64 * (c as usize & 1);
+    pub fn str_side(&self, back: bool) -> &StrSide {
+        let at = if back { 128 } else { 64 };
         // SAFETY: lines 1 and 2 of the header are each eight AtomicU64
-        // fields, the layout of StrCopy (asserted below), 64-byte aligned
-        // (the header is); the reference lives no longer than `self`, and
-        // atomics may alias the named fields.
-        unsafe {
-            &*(self as *const Header)
-                .cast::<u8>()
-                .add(at)
-                .cast::<StrCopy>()
+        // fields, 64-byte aligned (the header is); StrSide is 64 bytes of
+        // atomics (asserted below), which may alias the named fields; the
+        // reference lives no longer than `self`.
+        unsafe { &*(self as *const Header).cast::<u8>().add(at).cast::<StrSide>() }
+    }
+
+    /// Str: the front lock's acquisition count, and its contention count.
+    #[inline(always)]
+    pub fn str_lock_counters(&self, back: bool) -> (&AtomicU64, &AtomicU32) {
+        if back {
+            (&self.str_back_acquired, &self.str_back_contended)
+        } else {
+            (&self.str_side(false).aux, &self.str_front_contended)
         }
     }
 }
 
-/// Str: the [`Header::current`] word of a commit that makes copy `copy`
-/// (0 or 1) current holding `count` items: bit 0 names the copy, the bits
-/// above hold the count (`count <= MAX_CAPACITY = 2^30`, so it fits).
+/// Str: the bits of a side word ([`StrSide::word`]) that count bytes, in
+/// units of 8: 31 bits, compared modulo 2^31 (the bytes in the arena,
+/// at most 2^32, are at most 2^29 units, so the difference of two such
+/// counters is never ambiguous).
+pub const STR_UNITS_MASK: u32 = (1 << 31) - 1;
+
+/// Str: the side word of a commit that makes copy `copy` (0 or 1) of a
+/// side current, with the end position `pos` (the back's `tail` or the
+/// front's `head`, counted modulo 2^32) and the byte counter `units` (the
+/// back's bytes charged or the front's bytes released, in 8-byte units,
+/// modulo 2^31).
 #[inline(always)]
-pub const fn str_current(copy: u32, count: u64) -> u32 {
-    (count as u32) << 1 | (copy & 1)
+pub const fn str_word(pos: u32, units: u32, copy: u32) -> u64 {
+    (pos as u64) << 32 | ((units & STR_UNITS_MASK) as u64) << 1 | (copy & 1) as u64
 }
 
-/// Str: the item count a [`Header::current`] word holds (see
-/// [`str_current`]).
+/// Str: the position a side word holds (see [`str_word`]).
 #[inline(always)]
-pub const fn str_current_count(word: u32) -> u32 {
-    word >> 1
+pub const fn str_word_pos(w: u64) -> u32 {
+    (w >> 32) as u32
 }
 
-/// Str: one of the two copies of the queue state, overlaid on header line
-/// 1 (copy 0: `head`, `pop_empty`, `c0_*`) or line 2 (copy 1: `tail`,
-/// `push_full`, `c1_*`). `Header::current` names the current copy; a
-/// commit writes the other one and then flips `current` (see src/strq/state.rs).
+/// Str: the byte counter a side word holds, in 8-byte units.
+#[inline(always)]
+pub const fn str_word_units(w: u64) -> u32 {
+    (w as u32) >> 1
+}
+
+/// Str: which copy a side word makes current.
+#[inline(always)]
+pub const fn str_word_copy(w: u64) -> u32 {
+    w as u32 & 1
+}
+
+/// Str (format 7): one end of the queue, overlaid on header line 1 (the
+/// front: pops at the front) or line 2 (the back: pushes at the back).
+/// Each side has its own lock and its own state, committed by one store
+/// of `word`; the other side reads only `word`. See the `strq` module
+/// docs ("Shared state").
+///
+/// ```text
+/// offset  field    back (line 2)              front (line 1)
+///      0  word     tail | charged | copy      head | released | copy
+///      8  lock     the back lock              the front lock
+///     16  owner    its holder's tag           its holder's tag
+///     24  ok[2]    push_ok, per copy          pop_ok, per copy
+///     40  ends[2]  pop_back count, per copy   push_front count, per copy
+///     56  aux      wr per copy (two u32)      front lock acquisitions
+/// ```
 #[repr(C, align(64))]
-pub struct StrCopy {
-    /// Slot index of the front item (kept below the capacity).
-    pub head: AtomicU64,
-    /// Not state: that line's second word, Str's `cleared` (copy 0's line)
-    /// or `recoveries` (copy 1's) counter (see [`Header::str_cleared`]).
+pub struct StrSide {
+    /// `pos << 32 | units << 1 | copy` (see [`str_word`]): the committed
+    /// end position and byte counter, and which copy holds the rest.
+    pub word: AtomicU64,
+    /// This side's lock (see [`crate::lock`]).
+    pub lock: Lock,
+    /// The lock holder's tag, `pid << 32 | start time` (see
+    /// [`crate::lock`]).
+    pub owner: AtomicU64,
+    /// Per copy: the back's pushes at the back, or the front's pops at the
+    /// front (exact counters).
+    pub ok: [AtomicU64; 2],
+    /// Per copy: the operations at the other end that this side commits:
+    /// the back's `pop_back`s, the front's `push_front`s.
+    pub ends: [AtomicU64; 2],
+    /// Back: the arena write offset of each copy, two u32 halves (see
+    /// [`StrSide::wr`]). Front: the front lock's acquisition count.
     pub aux: AtomicU64,
-    /// Items in the queue (0 ..= capacity).
-    pub count: AtomicU64,
-    /// Arena offset where the front item's charge starts.
-    pub rd: AtomicU64,
-    /// Arena offset where the back item's charge ends.
-    pub wr: AtomicU64,
-    /// Arena bytes charged to the items present, wrap waste included.
-    pub used: AtomicU64,
-    /// Items pushed, ever (an exact counter).
-    pub push_ok: AtomicU64,
-    /// Items popped, ever (an exact counter).
-    pub pop_ok: AtomicU64,
+}
+
+impl StrSide {
+    /// Back: copy `c`'s arena write offset (where the back item's charge
+    /// ends; below the arena size, at most 2^32 - 8).
+    #[inline(always)]
+    pub fn wr(&self, c: u32) -> &AtomicU32 {
+        // SAFETY: `aux` is 8 bytes, 8-aligned; its two 4-byte halves are
+        // valid AtomicU32s, which may alias it (the front never uses it
+        // as halves, the back never as a whole).
+        unsafe {
+            &*(&self.aux as *const AtomicU64)
+                .cast::<AtomicU32>()
+                .add(c as usize & 1)
+        }
+    }
 }
 
 #[cfg(not(loom))]
@@ -362,16 +401,20 @@ const _: () = {
     assert!(std::mem::offset_of!(Header, c0_pop_ok) == 120);
     assert!(std::mem::offset_of!(Header, c1_count) == 144);
     assert!(std::mem::offset_of!(Header, c1_pop_ok) == 184);
-    assert!(std::mem::size_of::<StrCopy>() == 64);
-    assert!(std::mem::offset_of!(StrCopy, aux) == 8);
-    assert!(std::mem::offset_of!(StrCopy, count) == 16);
-    assert!(std::mem::offset_of!(StrCopy, pop_ok) == 56);
-    assert!(std::mem::offset_of!(Header, lock) == 208);
+    assert!(std::mem::size_of::<StrSide>() == 64);
+    assert!(std::mem::offset_of!(StrSide, lock) == 8);
+    assert!(std::mem::offset_of!(StrSide, owner) == 16);
+    assert!(std::mem::offset_of!(StrSide, ok) == 24);
+    assert!(std::mem::offset_of!(StrSide, ends) == 40);
+    assert!(std::mem::offset_of!(StrSide, aux) == 56);
     assert!(std::mem::size_of::<Lock>() == 8);
     assert!(std::mem::offset_of!(Lock, sleepers) == 4);
-    assert!(std::mem::offset_of!(Header, lock_contended) == 240);
-    assert!(std::mem::offset_of!(Header, current) == 244);
-    assert!(std::mem::offset_of!(Header, lock_owner) == 248);
+    assert!(std::mem::offset_of!(Header, str_cleared) == 208);
+    assert!(std::mem::offset_of!(Header, str_recoveries) == 232);
+    assert!(std::mem::offset_of!(Header, str_front_contended) == 240);
+    assert!(std::mem::offset_of!(Header, str_back_contended) == 244);
+    assert!(std::mem::offset_of!(Header, str_spare) == 248);
+    assert!(std::mem::offset_of!(Header, str_back_acquired) == 304);
     assert!(std::mem::offset_of!(Header, compressed) == 256);
     assert!(std::mem::offset_of!(Header, compressed_saved) == 264);
     assert!(std::mem::offset_of!(Header, lease_returned) == 272);

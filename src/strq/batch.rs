@@ -1,6 +1,7 @@
 //! The batch calls of `StrQueue`: `push_multi` and `pop_multi`, many
 //! items under one lock.
 
+use super::locking::Ends;
 use super::{failure_errno, set_errno, StrQueue};
 use crate::compress;
 use crate::error::{Error, Result};
@@ -103,7 +104,7 @@ impl StrQueue {
     ) -> usize {
         let mut n = 0usize;
         {
-            let Some(mut l) = self.locked::<true>() else {
+            let Some(mut l) = self.locked::<true>(Ends::Back) else {
                 return 0;
             };
             for (b, utf8, packed) in items {
@@ -184,7 +185,7 @@ impl StrQueue {
         // HOOK(compress): which of the items taken are compressed.
         let mut packed = Vec::new();
         {
-            let Some(mut l) = self.locked::<true>() else {
+            let Some(mut l) = self.locked::<true>(Ends::Front) else {
                 return Ok(0);
             };
             let mut total = 0u64;

@@ -2,7 +2,7 @@
 //! attempt under the lock per wake-up, by [`block_on`] (see "Waiting" in
 //! the module docs).
 
-use super::locking::flatten;
+use super::locking::{flatten, Ends};
 use super::{failure_errno, set_errno, StrQueue};
 use crate::compress;
 use crate::error::Result;
@@ -65,25 +65,40 @@ impl StrQueue {
         deadline: &Deadline,
         packed: Option<u64>,
     ) -> Result<Waited<()>> {
-        // SYNC POINT: the attempt's lock CAS is SeqCst, and so are the
-        // waiter announcement in block_on and the waiter check in
-        // Side::wake. A consumer frees room under the lock and then checks
-        // `push_waiters`; this producer announces itself and then locks.
-        // In the single SeqCst order either the consumer's check comes
-        // after our announcement (it wakes us), or our lock CAS comes after
-        // its lock CAS, reads a value from its unlock or later, and so
-        // sees the room it made. No wake-up is lost.
+        // SYNC POINT (see "Waiting" in the module docs): an attempt that
+        // finds no room settles with the front (`settle_with`: the front
+        // lock seen free by a SeqCst load, or taken) and looks again
+        // before it reports a settled miss. A consumer frees room under
+        // the front lock, unlocks, then checks `push_waiters` (SeqCst);
+        // this producer announces itself (SeqCst), then looks at the
+        // front lock. In the single SeqCst order either the consumer's
+        // check comes after our announcement (it wakes us), or its lock
+        // CAS comes after our look at the lock word, so our look read
+        // the lock free only from its unlock or later (then the look
+        // again sees the room it made) or saw it held (then we wait for
+        // the lock, and the same holds for our CAS). A push at the front
+        // holds both locks in its attempt, which settles by itself.
+        let ends = Ends::push(front);
         let r = flatten(block_on(self.producers(), deadline, || {
-            match self.lock_until::<true>(|| *deadline, true) {
-                Err(f) => Ok(Err(f)),
-                Ok(mut l) => {
-                    if l.put_any(bytes, utf8, front, packed) {
-                        Ok(Ok(()))
-                    } else {
-                        Err(Miss::Settled)
-                    }
+            let mut l = match self.lock_until::<true>(ends, || *deadline, true) {
+                Err(f) => return Ok(Err(f)),
+                Ok(l) => l,
+            };
+            if l.put_any(bytes, utf8, front, packed) {
+                return Ok(Ok(()));
+            }
+            if ends == Ends::Back {
+                // Holding the back lock: taking the front lock after it
+                // keeps the order of `lock_until`.
+                if let Err(f) = self.settle_with(false, deadline) {
+                    return Ok(Err(f));
+                }
+                l.reread_other();
+                if l.put_any(bytes, utf8, front, packed) {
+                    return Ok(Ok(()));
                 }
             }
+            Err(Miss::Settled)
         }));
         match r {
             Waited::Done(()) => self.consumers().wake(1),
@@ -139,16 +154,29 @@ impl StrQueue {
         deadline: &Deadline,
     ) -> Result<Waited<bool>> {
         // SYNC POINT: as in push_wait, with the roles swapped: a producer
-        // publishes under the lock and then checks `pop_waiters` (SeqCst).
-        let r = flatten(block_on(self.consumers(), deadline, || {
+        // publishes under the back lock, unlocks, then checks
+        // `pop_waiters` (SeqCst). A front pop settles with the back after
+        // its own lock is released (the back lock is never taken after
+        // the front one), then tries once more; a back pop holds both.
+        let ends = Ends::pop(back);
+        let mut take = || {
             out.clear();
-            match self.lock_until::<true>(|| *deadline, true) {
+            match self.lock_until::<true>(ends, || *deadline, true) {
                 Err(f) => Ok(Err(f)),
                 Ok(mut l) => match l.copy_end(back, true, out) {
                     Some(t) => Ok(Ok((t.utf8, t.packed))),
                     None => Err(Miss::Settled),
                 },
             }
+        };
+        let r = flatten(block_on(self.consumers(), deadline, || match take() {
+            Err(Miss::Settled) if ends == Ends::Front => {
+                if let Err(f) = self.settle_with(true, deadline) {
+                    return Ok(Err(f));
+                }
+                take()
+            }
+            r => r,
         }));
         match r {
             Waited::Done((utf8, packed)) => {

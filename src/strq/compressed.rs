@@ -3,6 +3,7 @@
 //! `compress.rs`.
 
 use super::items::{never_fits, Item, LEN_PACKED};
+use super::locking::Ends;
 use super::StrQueue;
 use crate::arena::align8;
 use crate::compress;
@@ -89,7 +90,7 @@ impl StrQueue {
             }
             let orig = bytes.len() as u64;
             self.check_stored(stored.len(), Some(orig))?;
-            let Some(mut l) = self.locked::<true>() else {
+            let Some(mut l) = self.locked::<true>(Ends::push(front)) else {
                 return Ok(false);
             };
             let ok = l.put_any(stored, utf8, front, Some(orig));

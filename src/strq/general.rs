@@ -3,6 +3,8 @@
 //! of `fast.rs`, or the hooked copy for a handle with a crash point), and
 //! the general code every other case runs under the lock.
 
+use super::locking::Ends;
+use super::state::Locked;
 use super::{failure_errno, set_errno, StrQueue};
 use crate::compress;
 use crate::error::Result;
@@ -23,7 +25,7 @@ impl StrQueue {
     }
 
     /// A push at either end, every case: the length check, a lock that may
-    /// have to be waited for, any placement.
+    /// have to be waited for (at the front both), any placement.
     #[inline(never)]
     pub(super) fn push_general<const H: bool>(
         &self,
@@ -32,25 +34,20 @@ impl StrQueue {
         front: bool,
     ) -> Result<bool> {
         self.check(bytes.len())?;
-        if self.committed_word() >= self.full_word {
+        if self.looks_full() {
             return self.found_full();
         }
-        let Some(guard) = self.guard_now::<H>() else {
+        let Some(mut l) = self.locked::<H>(Ends::push(front)) else {
             return Ok(false);
         };
-        if front {
-            self.push_locked::<H, true>(guard, bytes, utf8)
-        } else {
-            self.push_locked::<H, false>(guard, bytes, utf8)
-        }
+        let ok = l.put(bytes, utf8, front);
+        l.release();
+        self.after_put(ok)
     }
 
-    /// [`StrQueue::push_general`] once the lock is held (`guard`) and the
-    /// length checked. (`FRONT` a parameter of the type, not of the call:
-    /// with six arguments in registers the hot path can jump here.) Cold
-    /// for the layout of the hot path that falls back to it (14 fewer
-    /// instructions per 50-byte pair), although every `push_front` ends
-    /// here too.
+    /// [`StrQueue::push_general`] at the back once the back lock is held
+    /// (`guard`) and the length checked: the fast path's fallback. Cold
+    /// for the layout of the hot path that falls back to it.
     #[cold]
     #[inline(never)]
     pub(super) fn push_locked<const H: bool, const FRONT: bool>(
@@ -59,7 +56,8 @@ impl StrQueue {
         bytes: &[u8],
         utf8: bool,
     ) -> Result<bool> {
-        let mut l = self.load_state::<H>(guard);
+        debug_assert!(!FRONT);
+        let mut l = Locked::<H>::new(self, Some(guard), None);
         let ok = l.put(bytes, utf8, FRONT);
         l.release();
         self.after_put(ok)
@@ -248,19 +246,21 @@ impl StrQueue {
     }
 
     /// A pop at either end, every case: a lock that may have to be waited
-    /// for, an empty queue, an item that does not fit in `out` yet.
+    /// for (at the back both), an empty queue, an item that does not fit
+    /// in `out` yet.
     #[inline(never)]
     pub(super) fn pop_general<const H: bool>(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         out.clear();
-        if self.committed_count() == 0 {
-            return self.found_empty(false);
+        if self.looks_empty() {
+            return self.found_empty(None);
         }
-        let guard = self.guard_now::<H>()?;
-        self.pop_locked::<H>(guard, back, out)
+        let l = self.locked::<H>(Ends::pop(back))?;
+        self.pop_in::<H>(l, back, out)
     }
 
-    /// [`StrQueue::pop_general`] once the lock is held (`guard`), with
-    /// `out` empty. Cold as [`StrQueue::push_locked`] is.
+    /// [`StrQueue::pop_general`] at the front once the front lock is held
+    /// (`guard`), with `out` empty: the fast path's fallback. Cold as
+    /// [`StrQueue::push_locked`] is.
     #[cold]
     #[inline(never)]
     pub(super) fn pop_locked<const H: bool>(
@@ -269,7 +269,12 @@ impl StrQueue {
         back: bool,
         out: &mut Vec<u8>,
     ) -> Option<bool> {
-        let mut l = self.load_state::<H>(guard);
+        debug_assert!(!back);
+        self.pop_in::<H>(Locked::new(self, None, Some(guard)), back, out)
+    }
+
+    /// A pop under the locks `l` holds.
+    fn pop_in<const H: bool>(&self, mut l: Locked<'_, H>, back: bool, out: &mut Vec<u8>) -> Option<bool> {
         let t = l.copy_end(back, true, out);
         l.release();
         match t {
@@ -293,12 +298,15 @@ impl StrQueue {
         }
     }
 
-    /// After a front pop found the queue empty and unlocked: wake a sleeper
-    /// on the lock word (`wake_lock`), count the miss; no item.
+    /// After a pop found the queue empty, holding the front lock (`guard`)
+    /// or not: unlock (waking a sleeper on the lock word), count the miss;
+    /// no item.
     #[inline(never)]
-    pub(super) fn found_empty(&self, wake_lock: bool) -> Option<bool> {
-        if wake_lock {
-            LockGuard::wake_one(&self.header().lock);
+    pub(super) fn found_empty(&self, guard: Option<LockGuard<'_>>) -> Option<bool> {
+        if let Some(g) = guard {
+            if g.unlock() {
+                LockGuard::wake_one(&self.side(false).lock);
+            }
         }
         self.count_empty();
         self.missed();
@@ -328,7 +336,7 @@ impl StrQueue {
     /// As [`StrQueue::pop_checked`].
     pub fn peek_checked(&self, out: &mut Vec<u8>) -> Result<Option<bool>> {
         out.clear();
-        let Some(mut l) = self.locked::<true>() else {
+        let Some(mut l) = self.locked::<true>(Ends::Front) else {
             return Ok(None);
         };
         let t = l.copy_end(false, false, out);

@@ -6,7 +6,6 @@
 //! copy.
 
 use super::StrQueue;
-use crate::arena::Arena;
 use crate::error::{Error, Result};
 use crate::layout::{Variant, MAX_ITEM};
 use crate::sync::{AtomicU32, Ordering, LOOM};
@@ -182,48 +181,6 @@ pub(super) fn copy_out(q: &StrQueue, off: u64, len: u64, out: &mut Vec<u8>) -> O
         out.set_len(start + n);
     }
     Some(start)
-}
-
-/// Place `bytes` at one end of the `count` items from slot `head`: copy
-/// them into the arena and fill the slot outside the live range. Returns
-/// the new `head` (changed by a front push) with `arena` updated, or
-/// `None` with nothing written when there is no room. The caller holds
-/// the lock, has checked that a slot is free and that the item can ever
-/// fit, and commits afterwards.
-#[inline(always)]
-pub(super) fn store_item<const H: bool>(
-    q: &StrQueue,
-    head: u64,
-    count: u64,
-    arena: &mut Arena,
-    bytes: &[u8],
-    utf8: bool,
-    front: bool,
-) -> Option<u64> {
-    let len = bytes.len() as u64;
-    let mut a = *arena;
-    let p = if front {
-        a.place_front(len)
-    } else {
-        a.place_back(len)
-    }?;
-    // The arena arithmetic guarantees these; checking them here keeps the
-    // copy below obviously in bounds.
-    let (Ok(off32), Ok(waste32)) = (u32::try_from(p.off), u32::try_from(p.waste)) else {
-        return None;
-    };
-    if p.off.saturating_add(len) > q.usable || waste32 & !META_WASTE != 0 {
-        return None;
-    }
-    let (head, idx) = if front {
-        let h = head.wrapping_sub(1) & q.mask;
-        (h, h)
-    } else {
-        (head, head.wrapping_add(count))
-    };
-    write_item::<H, true>(q, idx, off32, waste32, bytes, utf8);
-    *arena = a;
-    Some(head)
 }
 
 /// Copy `bytes` to arena offset `off` and fill slot `idx` (masked) with

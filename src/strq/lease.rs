@@ -1,10 +1,15 @@
 //! Leases on the Str queue (see the module docs of `lease`): a child of
-//! `strq` for its locked state and commits. The queue lock guards the
-//! table; the lease data area keeps a leased item's stored bytes until its
+//! `strq` for its locked state and commits. Every lease operation holds
+//! both queue locks (a return is a push at the front); the table is
+//! guarded by the front lock, and a takeover of the front lock settles a
+//! dead holder's records against the front state, whose counters are the
+//! lease marks (`pop_ok`, and the count of pushes at the front). The
+//! lease data area keeps a leased item's stored bytes until its
 //! ack, so that a return is a front push of those bytes.
 
 use super::items::{Item, LEN_PACKED};
 use super::state::Locked;
+use super::locking::Ends;
 use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
@@ -35,8 +40,9 @@ impl StrQueue {
     /// timeout (a takeover has already repaired the table: see
     /// [`StrQueue::lease_recover`]).
     fn lease_locked(&self) -> LResult<Locked<'_, false>> {
-        self.lock_until::<false>(|| self.lock_deadline(), false)
-            .map_err(|_| LeaseError::LockTimeout)
+        // Both locks: a lease's return is a push at the front.
+        self.locked::<false>(Ends::Both)
+            .ok_or(LeaseError::LockTimeout)
     }
 
     /// After a lock takeover, before anything else: settle the dead
@@ -47,9 +53,11 @@ impl StrQueue {
         let Some(t) = Table::of(&self.region) else {
             return;
         };
-        let (_, c, _, _) = self.current_state();
-        let pushed = c.push_ok.load(Ordering::Relaxed);
-        let popped = c.pop_ok.load(Ordering::Relaxed);
+        // The lease marks count the front's own operations (a return is
+        // a push at the front), so the front state (its lock is held)
+        // decides them.
+        let f = self.load_front();
+        let (pushed, popped) = (f.pushes, f.pop_ok);
         for i in 0..t.recs.len() {
             let (gen, st) = t.state(i);
             let mark = t.recs[i].mark.load(Ordering::Relaxed);
@@ -104,7 +112,7 @@ impl StrQueue {
             if !l.put_any(bytes, utf8, true, packed) {
                 break;
             }
-            t.recs[i].mark.store(l.push_ok, Ordering::Relaxed);
+            t.recs[i].mark.store(l.front.pushes, Ordering::Relaxed);
             t.set(i, gen, RETURNING);
             kill_point(Point::LeaseStrReturning);
             done.push(i);
@@ -142,7 +150,7 @@ impl StrQueue {
         // Empty, nothing waiting to go back and no look due: answered
         // without the lock, as a plain pop answers "empty" (a consumer
         // polling an empty queue must not hold up the producers).
-        if self.committed_count() == 0
+        if self.looks_empty()
             && now.wrapping_sub(t.head.last_scan.load(Ordering::Relaxed)) < SCAN_NS / 20
             && t.in_state_by_seq(RETURNED).is_empty()
         {
@@ -151,7 +159,7 @@ impl StrQueue {
         let mut l = self.lease_locked()?;
         self.str_lease_look(&t, now, SCAN_NS);
         let mut returning = self.put_back(&t, &mut l);
-        if l.count == 0 && self.str_lease_look(&t, now, SCAN_NS / 20) > 0 {
+        if l.count() == 0 && self.str_lease_look(&t, now, SCAN_NS / 20) > 0 {
             returning.extend(self.put_back(&t, &mut l));
         }
         let Some(Item {
@@ -186,7 +194,7 @@ impl StrQueue {
         rec.value
             .store(doff << 32 | u64::from(lw), Ordering::Relaxed);
         rec.meta.store(u64::from(utf8), Ordering::Relaxed);
-        rec.mark.store(l.pop_ok.wrapping_add(1), Ordering::Relaxed);
+        rec.mark.store(l.front.pop_ok.wrapping_add(1), Ordering::Relaxed);
         t.set(i, gen, TAKING);
         if l.copy_end(false, true, out).is_none() {
             // `out` could not grow: leave the item where it is.

@@ -1,8 +1,11 @@
-//! Taking the lock of a `StrQueue`: at once when it is free, else waiting
-//! up to the handle's lock timeout (or a blocking call's deadline) and
-//! taking it over from a dead holder, counted either way. Also the two
-//! sides that wait (consumers, producers) and the miss counters.
+//! Taking the locks of a `StrQueue`, the back lock (pushes at the back)
+//! and the front lock (pops at the front): at once when free, else
+//! waiting up to the handle's lock timeout (or a blocking call's
+//! deadline) and taking a lock over from a dead holder, counted either
+//! way. An operation that needs both takes the back lock first. Also the
+//! two sides that wait (consumers, producers) and the miss counters.
 
+use super::state::Locked;
 use super::{set_errno, StrQueue};
 use crate::futex::Deadline;
 use crate::lock::{LockFail, LockGuard};
@@ -16,6 +19,37 @@ pub(super) fn flatten<R>(w: Waited<std::result::Result<R, LockFail>>) -> Waited<
         Waited::Done(Ok(r)) => Waited::Done(r),
         Waited::Done(Err(LockFail::TimedOut)) | Waited::TimedOut => Waited::TimedOut,
         Waited::Done(Err(LockFail::Interrupted)) | Waited::Interrupted => Waited::Interrupted,
+    }
+}
+
+/// Which locks an operation takes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Ends {
+    /// The back lock: pushes at the back.
+    Back,
+    /// The front lock: pops at the front, peek.
+    Front,
+    /// Both, the back first: the other ends, clear, leases.
+    Both,
+}
+
+impl Ends {
+    /// The locks a push (at the front with `front`) takes.
+    pub(super) fn push(front: bool) -> Ends {
+        if front {
+            Ends::Both
+        } else {
+            Ends::Back
+        }
+    }
+
+    /// The locks a pop (at the back with `back`) takes.
+    pub(super) fn pop(back: bool) -> Ends {
+        if back {
+            Ends::Both
+        } else {
+            Ends::Front
+        }
     }
 }
 
@@ -37,55 +71,78 @@ impl StrQueue {
         }
     }
 
-    /// Take the lock (taking it over from a dead holder), waiting until
-    /// the deadline `deadline()` computes (only when the lock is found
-    /// held); count it.
+    /// Take the lock of one side (the back with `back`), taking it over
+    /// from a dead holder, waiting until the deadline `deadline()`
+    /// computes (only when the lock is found held); count it.
     #[inline(always)]
-    pub(super) fn lock_guard<const H: bool>(
+    pub(super) fn lock_side<const H: bool>(
         &self,
+        back: bool,
         deadline: impl FnOnce() -> Deadline,
         interruptible: bool,
     ) -> std::result::Result<LockGuard<'_>, LockFail> {
-        let h = self.header();
-        let guard = match LockGuard::try_acquire_robust(&h.lock, &h.lock_owner) {
+        let s = self.side(back);
+        let guard = match LockGuard::try_acquire_robust(&s.lock, &s.owner) {
             Some(g) => g,
-            None => self.lock_held(deadline(), interruptible)?,
+            None => self.lock_held(back, deadline(), interruptible)?,
         };
-        self.took_lock::<H>();
+        self.took_lock::<H>(back);
         Ok(guard)
     }
 
-    /// The lock if it is free now (one CAS), counted; `None` when it is
-    /// held (or this process has not cached its owner tag yet), for the
-    /// general path to wait for it.
+    /// The lock of one side if it is free now (one CAS), counted; `None`
+    /// when it is held (or this process has not cached its owner tag
+    /// yet), for the general path to wait for it.
     #[inline(always)]
-    pub(super) fn try_lock<const H: bool>(&self) -> Option<LockGuard<'_>> {
-        let h = self.header();
-        let guard = LockGuard::try_acquire_robust(&h.lock, &h.lock_owner)?;
-        self.took_lock::<H>();
+    pub(super) fn try_lock<const H: bool>(&self, back: bool) -> Option<LockGuard<'_>> {
+        let s = self.side(back);
+        let guard = LockGuard::try_acquire_robust(&s.lock, &s.owner)?;
+        self.took_lock::<H>(back);
         Some(guard)
     }
 
-    /// Right after taking the lock: the test hooks, and the count.
+    /// Right after taking a lock: the test hooks, and the count.
     #[inline(always)]
-    fn took_lock<const H: bool>(&self) {
+    fn took_lock<const H: bool>(&self, back: bool) {
         if H {
             self.kill_point.hit(KillPoint::LockHeld);
             self.kill_point.hit(KillPoint::LockStop);
         }
-        // Counters only written under the lock: load + store is exact.
-        let h = self.header();
-        let v = h.lock_acquired.load(Ordering::Relaxed);
-        h.lock_acquired.store(v.wrapping_add(1), Ordering::Relaxed);
+        // Only written under this lock: load + store is exact.
+        let (acquired, _) = self.header().str_lock_counters(back);
+        let v = acquired.load(Ordering::Relaxed);
+        acquired.store(v.wrapping_add(1), Ordering::Relaxed);
     }
 
-    /// The lock for a non-blocking call, waiting at most the handle's lock
-    /// timeout. `None` (and `errno` = `ETIMEDOUT`) when that passed with
-    /// the lock still held by a live process.
+    /// The locks `ends`, waiting until `deadline` (the back first), with
+    /// the state loaded.
     #[inline(always)]
-    pub(super) fn guard_now<const H: bool>(&self) -> Option<LockGuard<'_>> {
-        match self.lock_guard::<H>(|| self.lock_deadline(), false) {
-            Ok(g) => Some(g),
+    pub(super) fn lock_until<const H: bool>(
+        &self,
+        ends: Ends,
+        deadline: impl Fn() -> Deadline,
+        interruptible: bool,
+    ) -> std::result::Result<Locked<'_, H>, LockFail> {
+        let gb = match ends {
+            Ends::Front => None,
+            _ => Some(self.lock_side::<H>(true, &deadline, interruptible)?),
+        };
+        let gf = match ends {
+            Ends::Back => None,
+            // A failure drops `gb` (nothing changed: no commit).
+            _ => Some(self.lock_side::<H>(false, &deadline, interruptible)?),
+        };
+        Ok(Locked::new(self, gb, gf))
+    }
+
+    /// [`StrQueue::lock_until`] for a non-blocking call, waiting at most
+    /// the handle's lock timeout. `None` (and `errno` = `ETIMEDOUT`) when
+    /// that passed with a lock still held by a live process.
+    #[inline(always)]
+    pub(super) fn locked<const H: bool>(&self, ends: Ends) -> Option<Locked<'_, H>> {
+        let d = std::cell::OnceCell::new();
+        match self.lock_until::<H>(ends, || *d.get_or_init(|| self.lock_deadline()), false) {
+            Ok(l) => Some(l),
             Err(_) => {
                 set_errno(libc::ETIMEDOUT);
                 None
@@ -93,29 +150,59 @@ impl StrQueue {
         }
     }
 
-    /// [`StrQueue::lock_until`] when the lock was found held: wait for it
+    /// [`StrQueue::lock_side`] when the lock was found held: wait for it
     /// (taking it over from a dead holder) and count how it was taken.
     #[cold]
     #[inline(never)]
     fn lock_held(
         &self,
+        back: bool,
         deadline: Deadline,
         interruptible: bool,
     ) -> std::result::Result<LockGuard<'_>, LockFail> {
-        let h = self.header();
+        let s = self.side(back);
         let (guard, got) =
-            LockGuard::acquire_robust(&h.lock, &h.lock_owner, || deadline, interruptible)?;
-        // Only written under the lock: load + store is exact.
+            LockGuard::acquire_robust(&s.lock, &s.owner, || deadline, interruptible)?;
+        // Only written under this lock: load + store is exact.
         if got.contended {
-            let v = h.lock_contended.load(Ordering::Relaxed);
-            h.lock_contended.store(v.wrapping_add(1), Ordering::Relaxed);
+            let (_, contended) = self.header().str_lock_counters(back);
+            let v = contended.load(Ordering::Relaxed);
+            contended.store(v.wrapping_add(1), Ordering::Relaxed);
         }
         if got.recovered {
-            h.str_recoveries().fetch_add(1, Ordering::Relaxed);
-            // HOOK(lease): settle a dead holder's lease records first.
-            self.lease_recover();
+            // Nothing to repair in the queue state: each side's committed
+            // state is whole (see "Crash safety").
+            self.header().str_recoveries.fetch_add(1, Ordering::Relaxed);
+            if !back {
+                // HOOK(lease): the lease table is guarded by the front
+                // lock (every lease operation holds it): settle a dead
+                // holder's lease records first.
+                self.lease_recover();
+            }
         }
         Ok(guard)
+    }
+
+    /// Before a blocking call sleeps for want of what the other side
+    /// (the back with `back`) gives: make sure its last change is seen.
+    /// Its lock is free (a SeqCst look), or it is taken and given back at
+    /// once (taking over a dead holder), so that every operation of that
+    /// side has either released its lock before this (and the caller's
+    /// next look at the side word sees it) or takes it after (and then
+    /// sees the caller's announcement as a waiter). See "Waiting" in the
+    /// module docs. `Err` when the deadline passed or a signal came.
+    pub(super) fn settle_with(
+        &self,
+        back: bool,
+        deadline: &Deadline,
+    ) -> std::result::Result<(), LockFail> {
+        // SYNC POINT: SeqCst, in the total order with the caller's SeqCst
+        // announcement and the other side's SeqCst lock CAS and waiter
+        // check.
+        if self.side(back).lock.word.load(Ordering::SeqCst) == 0 {
+            return Ok(());
+        }
+        self.lock_side::<true>(back, || *deadline, true).map(drop)
     }
 
     #[inline(always)]

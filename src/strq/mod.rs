@@ -213,15 +213,16 @@ use std::ffi::CStr;
 use std::path::Path;
 use std::sync::atomic::AtomicU64 as StdAtomicU64;
 
-use crate::arena::Arena;
 use crate::compress;
 use crate::error::{Error, Result};
-use crate::layout::{str_current, Header, Variant, HEADER_SIZE, MAX_ITEM};
+use crate::layout::{Header, Variant, HEADER_SIZE, MAX_ITEM};
 use crate::region::{Region, Request};
 use crate::stats::Stats;
 use crate::sync::Ordering;
 use crate::testpoint::KillPoint;
+use crate::layout::str_word_pos;
 use items::StrSlot;
+use locking::Ends;
 
 /// A bounded MPMC deque of byte strings in shared memory.
 ///
@@ -254,9 +255,6 @@ pub struct StrQueue {
     /// The longest string that can ever fit: `usable`, or [`MAX_ITEM`] if
     /// that is smaller (one compare on the hot path).
     max_len: u64,
-    /// The smallest `current` word that says every slot is taken,
-    /// `str_current(0, capacity)`: the look of a push is one compare.
-    full_word: u32,
     /// How long a non-blocking call waits for a held lock, in nanoseconds;
     /// `u64::MAX` waits as long as the holder lives. Per handle. Boxed, so
     /// that `StrQueue` itself holds no interior mutability: then the
@@ -291,16 +289,17 @@ impl StrQueue {
     fn init_body(r: &Region) {
         // A fresh mapping is zero already; say so explicitly anyway.
         let h = r.header();
-        for c in [h.str_copy(0), h.str_copy(1)] {
-            for w in [
-                &c.head, &c.count, &c.rd, &c.wr, &c.used, &c.push_ok, &c.pop_ok,
-            ] {
+        for back in [false, true] {
+            let s = h.str_side(back);
+            for w in [&s.word, &s.owner, &s.ok[0], &s.ok[1]] {
                 w.store(0, Ordering::Relaxed);
             }
+            for w in [&s.ends[0], &s.ends[1], &s.aux] {
+                w.store(0, Ordering::Relaxed);
+            }
+            s.lock.word.store(0, Ordering::Relaxed);
+            s.lock.sleepers.store(0, Ordering::Relaxed);
         }
-        h.current.store(0, Ordering::Relaxed);
-        h.lock.word.store(0, Ordering::Relaxed);
-        h.lock.sleepers.store(0, Ordering::Relaxed);
     }
 
     fn wrap(region: Region) -> Self {
@@ -309,7 +308,6 @@ impl StrQueue {
             mask: g.capacity - 1,
             usable: g.arena_cap & !7,
             max_len: (g.arena_cap & !7).min(MAX_ITEM),
-            full_word: str_current(0, g.capacity),
             region,
             lock_timeout_ns: Box::new(StdAtomicU64::new(u64::MAX)),
             compress: Box::new(compress::Setting::off()),
@@ -489,7 +487,8 @@ impl StrQueue {
     ///
     /// See [`StrQueue::clear`].
     pub fn len(&self) -> u64 {
-        self.current_state().3
+        let (b, f) = (self.word(true), self.word(false));
+        state::span(str_word_pos(b), str_word_pos(f)).min(self.capacity())
     }
 
     /// Whether the queue is empty (a snapshot).
@@ -530,17 +529,18 @@ impl StrQueue {
     /// ```
     pub fn clear(&self) -> u64 {
         let n = {
-            let Some(mut l) = self.locked::<true>() else {
+            let Some(mut l) = self.locked::<true>(Ends::Both) else {
                 return 0;
             };
-            let n = l.count;
-            l.count = 0;
-            l.head = 0;
-            l.arena = Arena::empty(self.usable);
-            l.dirty = true;
-            let h = self.header();
-            let c = h.str_cleared().load(Ordering::Relaxed);
-            h.str_cleared().store(c.wrapping_add(n), Ordering::Relaxed);
+            // One front commit: the front catches up with the back (every
+            // item and every charge gone); the back's `wr` starts over at
+            // the next push, which finds the queue empty.
+            let n = l.count();
+            l.front.head = l.back.tail;
+            l.front.released = l.back.charged;
+            l.front_changed();
+            let c = &self.header().str_cleared;
+            c.store(c.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
             n
         };
         self.producers().wake_all();
@@ -586,25 +586,55 @@ impl StrQueue {
     /// ```
     pub fn stats(&self) -> Stats {
         let h = self.header();
-        let (_, c, _, size) = self.current_state();
+        let (b, f) = self.snapshot();
+        let (fa, fc) = h.str_lock_counters(false);
+        let (ba, bc) = h.str_lock_counters(true);
         Stats {
-            size,
+            size: state::span(b.tail, f.head).min(self.capacity()),
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
-            push_ok: c.push_ok.load(Ordering::Relaxed),
-            pop_ok: c.pop_ok.load(Ordering::Relaxed),
+            push_ok: b.push_ok.wrapping_add(f.pushes),
+            pop_ok: f.pop_ok.wrapping_add(b.pops),
             push_full: h.str_push_full().load(Ordering::Relaxed),
             pop_empty: h.str_pop_empty().load(Ordering::Relaxed),
-            recoveries: h.str_recoveries().load(Ordering::Relaxed),
+            recoveries: h.str_recoveries.load(Ordering::Relaxed),
             push_waiters: crate::wait::waiter_count(&h.push_waiters),
             pop_waiters: crate::wait::waiter_count(&h.pop_waiters),
             arena_cap: self.region.geometry().arena_cap,
-            arena_used: c.used.load(Ordering::Relaxed).min(self.usable),
-            lock_acquired: h.lock_acquired.load(Ordering::Relaxed),
-            lock_contended: h.lock_contended.load(Ordering::Relaxed).into(),
+            arena_used: state::used_bytes(b.charged, f.released).min(self.usable),
+            lock_acquired: fa
+                .load(Ordering::Relaxed)
+                .wrapping_add(ba.load(Ordering::Relaxed)),
+            lock_contended: u64::from(fc.load(Ordering::Relaxed))
+                + u64::from(bc.load(Ordering::Relaxed)),
             compressed: h.compressed.load(Ordering::Relaxed),
             compressed_saved: h.compressed_saved.load(Ordering::Relaxed),
         }
+    }
+
+    /// Both sides' committed state, read without the locks: each side's
+    /// copy read again until its word did not change around the read (a
+    /// few tries; then whatever was read last), so that a quiescent queue
+    /// reads exactly. The front is read first: a snapshot errs towards
+    /// more items, never a negative count.
+    fn snapshot(&self) -> (state::Back, state::Front) {
+        let mut f = self.load_front();
+        for _ in 0..8 {
+            let again = self.load_front();
+            if again == f {
+                break;
+            }
+            f = again;
+        }
+        let mut b = self.load_back();
+        for _ in 0..8 {
+            let again = self.load_back();
+            if again == b {
+                break;
+            }
+            b = again;
+        }
+        (b, f)
     }
 
     /// The file path of a file-backed queue.

@@ -7,8 +7,6 @@ use std::collections::VecDeque;
 use super::items::SHORT;
 use super::tests::{end_slot, pattern, pop_item, slot_charges, Rng};
 use super::StrQueue;
-use crate::arena::Arena;
-use crate::sync::Ordering;
 
 struct MItem {
     data: Vec<u8>,
@@ -26,7 +24,7 @@ struct MItem {
 /// cells plus a VecDeque of items. Placement follows the documented
 /// policy (bytes contiguous; a back push wraps to 0, a front push to
 /// the end; the gap goes to the wrapping item; an arena holding no bytes
-/// starts over at 0) but is decided by scanning the bitmap, not by
+/// starts over, at 0 for a back push, at the end for a front push) but is decided by scanning the bitmap, not by
 /// cursor arithmetic.
 struct Model {
     cells: Vec<bool>,
@@ -63,7 +61,13 @@ impl Model {
         let k = len.div_ceil(8);
         let n = self.n();
         if self.charged() == 0 {
-            return Some((0, 0, 0));
+            // Starts over: a back push at 0, a front push at the end
+            // (the front does not move the back's write offset).
+            return Some(if front && k > 0 {
+                (n - k, 0, n - k)
+            } else {
+                (0, 0, 0)
+            });
         }
         if front {
             let first = self.items.iter().find(|i| i.cells > 0).unwrap();
@@ -293,13 +297,7 @@ impl Oracle {
             (self.pushes, self.pops),
             "counters at step {step}"
         );
-        let c = self.q.current_state().1;
-        let a = Arena {
-            size: self.q.usable,
-            rd: c.rd.load(Ordering::Relaxed),
-            wr: c.wr.load(Ordering::Relaxed),
-            used: c.used.load(Ordering::Relaxed),
-        };
+        let (_, _, a) = self.q.view();
         assert!(a.is_consistent(), "arena state at step {step}: {a:?}");
         // Each item's bytes lie inside its own charge.
         for it in &self.m.items {
