@@ -26,17 +26,21 @@ sub ceil8 { my $n = shift; ($n + 7) & ~7 }
 
 
 
-sub lock_word_owner { header_u32($_[0], 208) & 0x7fff_ffff }
+# Format 7: two locks, the front one at header offset 72 and the back one
+# at 136. The holders below stop or die in push_front, which holds both;
+# the pops that wait for them wait for the front lock.
+sub lock_word_owner { header_u32($_[0], $_[1] ? 136 : 72) & 0x7fff_ffff }
 
-# Lockers counted to sleep on the lock (the low 16 bits of lock_sleepers).
-sub lock_sleepers { header_u32($_[0], 212) & 0xffff }
+# Lockers counted to sleep on the front lock (the low 16 bits of its
+# sleepers word).
+sub lock_sleepers { header_u32($_[0], 76) & 0xffff }
 
 for my $reaped (1, 0) {
     subtest 'holder killed with the lock held, ' . ($reaped ? 'reaped' : 'a zombie') => sub {
         my $path = "$dir/t" . $seq++ . '.shm';
         my $q = $CLASS->new($path, 16);
         ok($q->push("item$_"), "push $_") for 1 .. 3;
-        my $pid = doomed_at($CLASS, $path, 'str_lock_held', sub { $_[0]->push('never') });
+        my $pid = doomed_at($CLASS, $path, 'str_lock_held', sub { $_[0]->push_front('never') });
         if ($reaped) {
             my $st = reap($pid);
             is($st & 127, 9, 'the holder died of SIGKILL');
@@ -44,7 +48,8 @@ for my $reaped (1, 0) {
         else {
             ok(wait_for(sub { proc_state($pid) eq 'Z' }, 10), 'the holder is a zombie');
         }
-        is(lock_word_owner($path), $pid, 'the lock word still names the dead holder');
+        is(lock_word_owner($path), $pid, 'the front lock word still names the dead holder');
+        is(lock_word_owner($path, 1), $pid, 'and so does the back lock word');
         my $t0 = now();
         is($q->pop, 'item1', 'pop takes the lock over and works');
         my $took = now() - $t0;
@@ -53,7 +58,8 @@ for my $reaped (1, 0) {
         is_deeply([$q->drain], ['item2', 'item3'], 'the rest is intact; the dead push is absent');
         ok($q->push('after'), 'push works after the takeover');
         is($q->pop, 'after', 'and pop');
-        is($q->stats->{recoveries}, 1, 'no further recoveries');
+        is($q->stats->{recoveries}, 2,
+           'the push took the back lock over: one recovery per lock the dead holder held');
         reap($pid) unless $reaped;
         $q->unlink;
     };
@@ -63,7 +69,7 @@ subtest 'a holder stopped for seconds is not taken over; once killed, it is' => 
     my $path = "$dir/t" . $seq++ . '.shm';
     my $q = $CLASS->new($path, 16);
     $q->push('x');
-    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push('held') });
+    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push_front('held') });
     ok(wait_for(sub { proc_state($holder) eq 'T' }, 10), 'the holder stopped with the lock');
     my $waiter = spawn(sub {
         my $w = $CLASS->new($path, 16);
@@ -101,7 +107,7 @@ for my $how (qw(pop_wait pop)) {
         my $path = "$dir/t" . $seq++ . '.shm';
         my $q = $CLASS->new($path, 16);
         $q->push('x');
-        my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push('held') });
+        my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push_front('held') });
         ok(wait_for(sub { proc_state($holder) eq 'T' }, 10), 'the holder stopped with the lock');
         my $waiter = spawn(sub {
             my $w = $CLASS->new($path, 16);
@@ -148,7 +154,7 @@ subtest 'a stopped holder: lock_timeout, deadlines and signals' => sub {
     my $q = $CLASS->new($path, 16);
     $q->push('x');
     is($q->lock_timeout, undef, 'lock_timeout is undef (wait forever) by default');
-    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push('held') });
+    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push_front('held') });
     ok(wait_for(sub { proc_state($holder) eq 'T' }, 10), 'the holder stopped with the lock');
 
     is($q->lock_timeout(0.2), 0.2, 'lock_timeout set');

@@ -3,12 +3,14 @@
 # queue call, so a random storm almost never kills a lock holder).
 #
 #   * Str: workers push and pop large strings (the lock is held while the
-#     bytes are copied). The parent watches the lock word in the file
-#     (header offset 208: 0, or the holder's pid) and SIGKILLs the pid it
-#     names. A kill counts as aimed when the word still names the victim
-#     after it is reaped: it died holding the lock. Each such lock is taken
-#     over exactly once, so `recoveries` must end at least at that count,
-#     which must not be 0, and the queue must be whole.
+#     bytes are copied). The parent watches the two lock words in the
+#     file (format 7: the front lock at header offset 72, the back lock
+#     at 136; 0, or the holder's pid) and SIGKILLs the pid one names. A
+#     kill counts as aimed when a word still names the victim after it
+#     is reaped: it died holding that lock. Each such lock is taken over
+#     exactly once, so `recoveries` must end at least at the number of
+#     locks dead holders held, which must not be 0, and the queue must be
+#     whole.
 #   * Int, Int32, Int16: a producer pushes large batches, in runs that each
 #     reserve positions with one step of `tail` (offset 128) and then fill
 #     them, so it spends most of its time filling. The parent watches
@@ -64,11 +66,11 @@ subtest 'Str: SIGKILL the pid the lock word names' => sub {
     };
     my %kids = map { spawn($worker, timeout => 60 + $SECS) => 1 } 1 .. 3;
     open my $fh, '<:raw', $path or die "$path: $!";
-    my ($aimed, $kills, $looks) = (0, 0, 0);
+    my ($aimed, $kills, $looks, $locks) = (0, 0, 0, 0);
     my $end  = now() + $SECS;
     my $hard = now() + 10 * $SECS;    # a host too busy to hit quickly
     while ($aimed < $KILLS && (now() < $end || !$aimed && now() < $hard)) {
-        my $owner = word_at($fh, 208, 4) & 0x7fff_ffff;
+        my $owner = (word_at($fh, 72, 4) & 0x7fff_ffff) || (word_at($fh, 136, 4) & 0x7fff_ffff);
         $looks++;
         next unless $owner && $kids{$owner};
         kill 'KILL', $owner;
@@ -77,26 +79,29 @@ subtest 'Str: SIGKILL the pid the lock word names' => sub {
         $kills++;
         # Still named after its death: it died holding the lock (a peer
         # takes a dead holder's lock over only after a poll interval).
-        $aimed++ if (word_at($fh, 208, 4) & 0x7fff_ffff) == $owner;
+        my $held = grep { (word_at($fh, $_, 4) & 0x7fff_ffff) == $owner } 72, 136;
+        $aimed++ if $held;
+        $locks += $held;
         $kids{ spawn($worker, timeout => 60 + $SECS) } = 1;
     }
     kill 'KILL', keys %kids;
     reap($_) for keys %kids;
-    diag("Str: $kills kills, $aimed of them holding the lock ($looks looks)");
+    diag("Str: $kills kills, $aimed of them holding $locks locks ($looks looks)");
 
     # The last holder may have died with the lock too: the next call takes
     # it over. Then the queue is whole.
     ok(defined $q->push('end'), 'the queue takes a push after the storm');
     my $s = $q->stats;
     cmp_ok($aimed, '>', 0, 'some kills hit a lock holder');
-    cmp_ok($s->{recoveries}, '>=', $aimed, "recoveries ($s->{recoveries}) count every dead holder");
+    cmp_ok($s->{recoveries}, '>=', $locks, "recoveries ($s->{recoveries}) count every lock a dead holder held");
     my @left = $q->drain;
     is($left[-1], 'end', 'the last item pushed comes out last');
     is(scalar(grep { $_ ne $big && $_ ne 'small' && $_ ne 'end' } @left), 0, 'every item is whole');
     $s = $q->stats;
     is($s->{size}, 0, 'empty');
     is($s->{arena_used}, 0, 'and its arena too');
-    is(word_at($fh, 208, 4), 0, 'the lock is free');
+    is(word_at($fh, 72, 4), 0, 'the front lock is free');
+    is(word_at($fh, 136, 4), 0, 'the back lock is free');
     close $fh;
 };
 

@@ -42,7 +42,7 @@ subtest 'lock_timeout governs every call it names, here and in a forked child' =
     my $path = "$dir/t" . $seq++ . '.shm';
     my $q = $CLASS->new($path, 16);
     $q->push('x');
-    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push('held') });
+    my $holder = doomed_at($CLASS, $path, 'str_lock_stop', sub { $_[0]->push_front('held') });
     ok(wait_for(sub { proc_state($holder) eq 'T' }, 10), 'a holder stopped with the lock');
     $q->lock_timeout(0.1);
     for my $call (@GOVERNED) {
@@ -170,6 +170,9 @@ for my $case (@BATCH) {
             or diag('exit ' . ($st >> 8));
         my $want = $expect->(@items);
         is_deeply([$q->drain], $want, 'all of the batch happened or none of it');
+        # A push and a pop take both locks: the dead holder's (the back
+        # one for push_multi, the front one otherwise) is taken over.
+        ok($q->push('z') && $q->pop eq 'z', 'both ends work');
         my $s = $q->stats;
         is($s->{recoveries}, 1, 'the lock was taken over once');
         is($s->{arena_used}, 0, 'the arena is empty with the queue');

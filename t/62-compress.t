@@ -192,10 +192,18 @@ subtest 'threshold, stats and the arena' => sub {
 
 # Byte offsets of the item in slot $i of a Str queue file (format 5): the
 # slot's off and len words, the arena offset, and the compressed flag.
-sub slot_of {
-    my ($path, $i) = @_;
-    my $hdr = 320;
+# The slot of the item $k places behind the front (format 7: the front
+# item's position is the high half of the front side's word at header
+# offset 64; slot = position mod capacity).
+sub front_slot {
+    my ($path, $k) = @_;
     my $cap = unpack 'Q<', substr(slurp_file($path), 16, 8);
+    return ((DQSTest::header_u32($path, 64 + 4) + ($k // 0)) & ($cap - 1), $cap);
+}
+sub slot_of {
+    my ($path, $k) = @_;
+    my $hdr = 320;
+    my ($i, $cap) = front_slot($path, $k);
     my $off = DQSTest::header_u32($path, $hdr + 16 * $i);
     my $len = DQSTest::header_u32($path, $hdr + 16 * $i + 4);
     return ($hdr + 16 * $cap + $off, $len & 0x7fffffff, $len >> 31);
@@ -260,7 +268,7 @@ subtest 'a scribbled compressed item croaks on the pop that meets it; the queue 
     $q->compress(0);
     $q->push('plain item, not a frame');
     $q->push('then this');
-    my $len_at = 320 + 16 * 0 + 4;
+    my $len_at = 320 + 16 * (front_slot($path))[0] + 4;
     my $plain_len = DQSTest::header_u32($path, $len_at);
     scribble($path, $len_at, pack("V", $plain_len | 0x80000000));
     eval { $q->pop };

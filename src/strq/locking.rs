@@ -98,16 +98,23 @@ impl StrQueue {
         let s = self.side(back);
         let guard = LockGuard::try_acquire_robust(&s.lock, &s.owner)?;
         self.took_lock::<H>(back);
+        self.hold_hooks::<H>();
         Some(guard)
     }
 
-    /// Right after taking a lock: the test hooks, and the count.
+    /// Once an operation holds every lock it takes: the test hooks that
+    /// kill or stop the process there.
     #[inline(always)]
-    fn took_lock<const H: bool>(&self, back: bool) {
+    fn hold_hooks<const H: bool>(&self) {
         if H {
             self.kill_point.hit(KillPoint::LockHeld);
             self.kill_point.hit(KillPoint::LockStop);
         }
+    }
+
+    /// Right after taking a lock: count it.
+    #[inline(always)]
+    fn took_lock<const H: bool>(&self, back: bool) {
         // Only written under this lock: load + store is exact.
         let (acquired, _) = self.header().str_lock_counters(back);
         let v = acquired.load(Ordering::Relaxed);
@@ -132,6 +139,7 @@ impl StrQueue {
             // A failure drops `gb` (nothing changed: no commit).
             _ => Some(self.lock_side::<H>(false, &deadline, interruptible)?),
         };
+        self.hold_hooks::<H>();
         Ok(Locked::new(self, gb, gf))
     }
 
