@@ -303,12 +303,14 @@ impl<'q, const H: bool> Locked<'q, H> {
     /// Items in the queue as the held sides see them (the other side's
     /// count is a snapshot, which only errs towards fewer items for a
     /// consumer and more for a producer), clamped to the capacity.
+    #[inline(always)]
     pub(super) fn count(&self) -> u64 {
         span(self.back.tail, self.front.head).min(self.capacity())
     }
 
     /// Bytes charged to the items present (a producer's view errs towards
     /// more, as `count`).
+    #[inline(always)]
     pub(super) fn used(&self) -> u64 {
         used_bytes(self.back.charged, self.front.released)
     }
@@ -389,6 +391,7 @@ impl<'q, const H: bool> Locked<'q, H> {
     /// [`Locked::put`]; with `packed` (the original length) `bytes` is its
     /// zstd frame: the item is flagged compressed and counted. At the back
     /// the back lock is held; at the front both.
+    #[inline(always)]
     pub(super) fn put_any(
         &mut self,
         bytes: &[u8],
