@@ -290,7 +290,12 @@ impl Header {
         // fields, 64-byte aligned (the header is); StrSide is 64 bytes of
         // atomics (asserted below), which may alias the named fields; the
         // reference lives no longer than `self`.
-        unsafe { &*(self as *const Header).cast::<u8>().add(at).cast::<StrSide>() }
+        unsafe {
+            &*(self as *const Header)
+                .cast::<u8>()
+                .add(at)
+                .cast::<StrSide>()
+        }
     }
 
     /// Str: the front lock's acquisition count, and its contention count.

@@ -193,48 +193,37 @@
 //!  40  u64   arena_off        Str: 320 + 16 * capacity; else 0
 //!  48  u64   arena_cap        Str: arena bytes, 4096 ..= 2^32; else 0
 //!  56  u64   total_size       header + slots + arena
-//!  64  u64   head             Int: see the ring module; Str: copy 0's head
+//!  64  u64   head             Int: see the ring module; Str (format 7):
+//!                             the front side, 64 bytes (see below)
 //!  72  u64   pop_empty        Int: atomic counter, pops that found it
-//!                             empty; Str: `cleared` (items removed by clear)
-//!  80  u64   c0_count         Str: copy 0's count; Int: positions given up
-//!                             by slot repair (`Header::int_skipped`)
-//!  88  u64   c0_rd            Str: copy 0's rd; Int: 1 + position found
-//!                             stuck, or 0
-//!  96  u64   c0_wr            Str: copy 0's wr; Int: when (monotonic ns)
-//!                             that position was first found stuck
-//! 104  u64   c0_used          Str: copy 0's used
-//! 112  u64   c0_push_ok       Str: copy 0's push_ok
-//! 120  u64   c0_pop_ok        Str: copy 0's pop_ok
-//! 128  u64   tail             Int: see the ring module; Str: copy 1's head
+//!                             empty
+//!  80  u64   c0_count         Int: positions given up by slot repair
+//!                             (`Header::int_skipped`)
+//!  88  u64   c0_rd            Int: 1 + position found stuck, or 0
+//!  96  u64   c0_wr            Int: when (monotonic ns) that position was
+//!                             first found stuck
+//! 104  u64   c0_used .. 120   Int: zero
+//! 128  u64   tail             Int: see the ring module; Str (format 7):
+//!                             the back side, 64 bytes (see below)
 //! 136  u64   push_full        Int: atomic counter, pushes that found it
-//!                             full; Str: `recoveries` (crash recoveries)
-//! 144  u64   c1_count         Str: copy 1's count
-//! 152  u64   c1_rd            Str: copy 1's rd
-//! 160  u64   c1_wr            Str: copy 1's wr
-//! 168  u64   c1_used          Str: copy 1's used
-//! 176  u64   c1_push_ok       Str: copy 1's push_ok
-//! 184  u64   c1_pop_ok        Str: copy 1's pop_ok
+//!                             full
+//! 144  u64   c1_count .. 184  Int: zero
 //! 192  u32   pop_waiters      atomic: consumers blocked now (low 24 bits)
 //!                             and an epoch (high 8 bits)
 //! 196  u32   pop_futex        futex word consumers sleep on: wake-ups
 //!                             (low 24 bits), fruitless-wake tally (high 8)
 //! 200  u32   push_waiters     atomic: producers blocked now, as above
 //! 204  u32   push_futex       futex word producers sleep on, as above
-//! 208  u32   lock             Str: lock word (0, or the holder's pid)
-//! 212  u32   lock_sleepers    Str: lockers counted to sleep on `lock`
-//!                             (low 16 bits), fruitless-wake tally (bits
-//!                             16..24), epoch (high 8 bits)
+//! 208  u64   str_cleared      Str: items removed by clear (format 7)
 //! 216  u64   recoveries       Int: crash recoveries; Str: `push_full`
 //!                             (atomic counter)
 //! 224  u64   cleared          Int: items removed by clear; Str:
 //!                             `pop_empty` (atomic counter)
-//! 232  u64   lock_acquired    Str: lock acquisitions
-//! 240  u32   lock_contended   Str: acquisitions that had to wait
-//!                             (modulo 2^32)
-//! 244  u32   current          Str: bit 0 names the current state copy,
-//!                             bits 1.. hold its item count
-//! 248  u64   lock_owner       Str: holder tag, pid << 32 | start time
-//!                             (low 32 bits of /proc/<pid>/stat field 22)
+//! 232  u64   str_recoveries   Str: lock takeovers, of either lock
+//! 240  u32   front_contended  Str: front lock acquisitions that had to
+//!                             wait (modulo 2^32)
+//! 244  u32   back_contended   Str: the same for the back lock
+//! 248  u64   (zero)           reserved (format 6: the Str lock's tag)
 //! 256  u64   compressed       Str: items stored compressed, ever (under
 //!                             the lock)
 //! 264  u64   compressed_saved Str: arena bytes they saved, ever: the sum
@@ -244,7 +233,8 @@
 //! 280  u64   max_leases       lease records (0 ..= 65536; format 6)
 //! 288  u64   lease_off        offset of the lease table (format 6)
 //! 296  u64   lease_bytes      Str: lease data bytes (format 6)
-//! 304        (16 bytes)       zero, reserved
+//! 304  u64   back_acquired    Str: back lock acquisitions (format 7)
+//! 312        (8 bytes)        zero, reserved
 //! ```
 //!
 //! **Creating and attaching.** A creator sizes the file (new bytes are
@@ -297,31 +287,46 @@
 //!
 //! ## Str slots and arena
 //!
-//! Everything a Str queue keeps besides the atomic counters and waiter
-//! words (the two state copies, `current`, `cleared`, the slots and the
-//! arena bytes) is written only by the holder of the lock, and read only
-//! by it, except `current`, which anybody may load to learn the item
-//! count (see **State copies**).
+//! A Str queue (format 7) has two ends, each with its own lock and its own
+//! state on its own header line: the **back** (line 2, offset 128), where
+//! `push` adds items, and the **front** (line 1, offset 64), where `pop`
+//! takes them. A push at the back takes the back lock only, a pop at the
+//! front (and `peek`, `pop_multi`) the front lock only, so a producer and
+//! a consumer never wait for each other; `push_front`, `pop_back`,
+//! `clear` and every lease operation take both, the back lock first.
+//! Each side (64 bytes at its line's start, all little-endian):
 //!
-//! Str keeps its `push_full` and `pop_empty` counters on line 3 (offsets
-//! 216 and 224), and its `recoveries` and `cleared` on lines 2 and 1
-//! (offsets 136 and 72), the other way round from the integer queues: a
-//! Str producer or consumer that polls a full or empty queue reads
-//! `current` on line 3 and counts its miss there too, on the line every
-//! operation writes anyway (the lock's), instead of pulling a state copy's
-//! line away from the other side.
+//! ```text
+//! off  type       back (line 2)               front (line 1)
+//!   0  u64        word: tail | charged | copy word: head | released | copy
+//!   8  u32, u32   lock, lock_sleepers          the same, of the front lock
+//!  16  u64        lock_owner (holder tag)      the same
+//!  24  u64[2]     push_ok, copies 0 and 1      pop_ok, copies 0 and 1
+//!  40  u64[2]     pop_back count, copies       push_front count, copies
+//!  56  u32[2]     wr, copies 0 and 1           u64: front lock acquisitions
+//! ```
 //!
-//! * **Lock.** `lock` is 0 when free, else the holder's pid. Lock with a
-//!   sequentially consistent CAS `0 -> pid`, then store `pid << 32 |
-//!   starttime` in `lock_owner`. A locker that fails spins a little, then
-//!   adds 1 to the count in `lock_sleepers` (a CAS that leaves the count
-//!   alone when it is 0xFFFF: then it is not counted), then calls
-//!   `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)`, and only then reads
-//!   `lock` and `FUTEX_WAIT`s on it while it holds that value. It stays
-//!   counted until it has the lock or gives up, then subtracts 1 if the
-//!   epoch is still the one it counted in; it counts itself again when
-//!   it finds the epoch moved. Unlock by storing 0 (release), then a full
-//!   fence, then reading `lock_sleepers`: if its count is not 0,
+//! A side's `word` is `pos << 32 | units << 1 | copy`: `pos` is the back's
+//! `tail` (position one past the back item) or the front's `head`
+//! (position of the front item), counted modulo 2^32; `units` is the
+//! back's `charged` (arena bytes ever charged to items) or the front's
+//! `released` (bytes ever given back), in 8-byte units modulo 2^31; bit 0
+//! names the side's current copy of the other fields. The queue holds
+//! `tail - head` items (modulo 2^32; at most `capacity`) in the slots of
+//! positions `head .. tail` (slot = position modulo `capacity`), and they
+//! are charged `used = 8 * ((charged - released) mod 2^31)` bytes.
+//!
+//! * **Locks.** Each `lock` is 0 when free, else the holder's pid. Lock
+//!   with a sequentially consistent CAS `0 -> pid`, then store `pid << 32
+//!   | starttime` in the side's `lock_owner`. A locker that fails spins a
+//!   little, then adds 1 to the count in `lock_sleepers` (a CAS that
+//!   leaves the count alone when it is 0xFFFF: then it is not counted),
+//!   then calls `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)`, and only
+//!   then reads `lock` and `FUTEX_WAIT`s on it while it holds that value.
+//!   It stays counted until it has the lock or gives up, then subtracts 1
+//!   if the epoch is still the one it counted in; it counts itself again
+//!   when it finds the epoch moved. Unlock by storing 0 (release), then a
+//!   full fence, then reading `lock_sleepers`: if its count is not 0,
 //!   `FUTEX_WAKE` one waiter. A process registered with
 //!   `MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED` may leave the fence out
 //!   (the sleepers' `membarrier` stands in for it, see [`lock`]); a locker
@@ -329,30 +334,39 @@
 //!   waker may forget the count (new epoch, count and tally 0; then wake
 //!   every sleeper) after 64 wakes in a row found nobody asleep, counting
 //!   them in the tally. A holder found dead (see [`lock`]) is replaced by
-//!   one CAS `dead -> me`, and the winner counts it in `recoveries`.
-//! * **State copies.** The state is seven words: `head`, `count`, `rd`,
-//!   `wr`, `used`, `push_ok`, `pop_ok`. Copy 0 is `head` and the `c0_*`
-//!   words, copy 1 is `tail` and the `c1_*` words (the same offsets within
-//!   header lines 1 and 2), and bit 0 of `current` names the current copy.
-//!   A holder reads the current copy (after loading `current` with
-//!   acquire ordering). To commit a change it writes all seven words of
-//!   the *other* copy, then stores in `current` (release) that copy's
-//!   number plus twice its `count` (`count << 1 | copy`), then unlocks. A
-//!   holder that dies before that store leaves the old state current;
-//!   after it, the new one. Item bytes and slots are written before the
-//!   commit, and only in space no item owns. Because the count rides in
-//!   the same store that commits, `current >> 1` is always the committed
-//!   state's item count: a non-blocking pop that loads it (without the
-//!   lock) and finds 0 reports "empty" at once, and a non-blocking push
-//!   that finds `capacity` reports "full" at once; any other value sends
-//!   them to the lock. (Format version 5; version 4 stored only the
-//!   copy number.)
-//! * **Items.** The queue holds `count` items in slots `head`, `head + 1`,
-//!   ..., `head + count - 1` (each modulo `capacity`; `head < capacity`). A
-//!   back push fills slot `head + count` and increments `count`; a front
-//!   push decrements `head` (mod `capacity`) and fills that slot; a front
-//!   pop increments `head`; a back pop decrements `count`. When `count`
-//!   becomes 0, `head` and the three arena words are reset to 0.
+//!   one CAS `dead -> me`, and the winner counts it in `str_recoveries`;
+//!   a process that dies holding both locks is taken over once per lock.
+//!   Each lock's acquisitions are counted under it (the front's at side
+//!   offset 56, the back's at header offset 304).
+//! * **Commits.** Only the holder of a side's lock writes that side. It
+//!   reads the side's `word` (acquire) and the copy it names; to commit, it
+//!   writes every field of the *other* copy, then stores the new `word`
+//!   naming that copy (release), then unlocks. A holder that dies before
+//!   that store leaves the old state current; after it, the new one. Item
+//!   bytes and slots are written before a push's commit, only in space no
+//!   item owns; a pop copies the item's bytes out before its commit.
+//! * **The other side.** A holder reads the other side's `word` only
+//!   (acquire), without its lock. A producer's view of the front is then
+//!   at worst old: fewer items gone, fewer bytes given back (so it sees
+//!   less room, never more), and a consumer's view of the back is old:
+//!   fewer items. A non-blocking push that reads `tail - head >=
+//!   capacity` from the two words (without a lock) reports "full" at
+//!   once, a non-blocking pop that reads `tail == head` reports "empty".
+//! * **Items.** A back push fills the slot of position `tail` and
+//!   increments `tail`, adding its charge to `charged`; a front pop
+//!   increments `head`, adding its charge to `released`; a back pop
+//!   (both locks) decrements `tail`, subtracting from `charged`; a front
+//!   push (both locks) decrements `head` and fills that slot, subtracting
+//!   its charge from `released`. `clear` (both locks) sets the front's
+//!   `head` to `tail` and `released` to `charged`. `push_ok` and `pop_ok`
+//!   (the stats) are the sums of both sides' counters.
+//! * **Waiting.** A blocked consumer's attempt, after its announcement
+//!   (see **Waiting** above), that finds the queue empty under the front
+//!   lock must, before sleeping, read the back `lock` (sequentially
+//!   consistent) and, if it is held, take the back lock and release it,
+//!   then try once more; a blocked producer does the same with the front
+//!   lock (it may take the front lock while holding the back one). See
+//!   the `strq` module docs for why.
 //! * **Slot** (16 bytes, four `u32`): `off` (offset of the bytes from
 //!   `arena_off`, a multiple of 8), `len` (bits 0..=30: bytes stored,
 //!   below 2^31; bit 31: compressed, see below), `meta`
@@ -371,18 +385,21 @@
 //!   decode after releasing it; the flag is in `len`, not `meta`, so that
 //!   a reader's usual check `len < 2^31` already sets such items apart.
 //! * **Arena.** Each item is charged `len` rounded up to 8, plus its waste.
-//!   The charges, in queue order, form one circular span that starts at
-//!   `rd`, is `used` bytes long and ends at `wr` (`(rd + used) % usable ==
-//!   wr`; all multiples of 8; `used == usable` is a full arena). A back
-//!   push goes at `wr` if it fits before the end of the arena (or, when the
-//!   span already wraps, in the gap up to `rd`); otherwise at 0 if it fits
-//!   before `rd`, charged the `usable - wr` bytes it skipped (waste before
-//!   its bytes in the span). A front push goes just below `rd` if it fits
-//!   there; otherwise, if it fits after `wr`, at `usable` minus its aligned
-//!   length, charged the `rd` bytes at the start of the arena (waste after
-//!   its bytes in the span). Either way `used` grows by the charge. A
-//!   front pop advances `rd` by the front item's charge, a back pop moves
-//!   `wr` back by the back item's charge, and both reduce `used` by it.
+//!   The charges, in queue order, form one circular span that ends at the
+//!   back's `wr` and is `used` bytes long, so it starts at `rd = (wr -
+//!   used) mod usable` (all multiples of 8; `used == usable` is a full
+//!   arena). A back push into an arena holding no bytes (`used == 0`)
+//!   goes at 0 (`wr` starts over); otherwise at `wr` if it fits before the
+//!   end of the arena (or, when the span already wraps, in the gap up to
+//!   `rd`); otherwise at 0 if it fits before `rd`, charged the `usable -
+//!   wr` bytes it skipped (waste before its bytes in the span). A front
+//!   push goes just below `rd` if it fits there; otherwise, if it fits
+//!   after `wr`, at `usable` minus its aligned length, charged the `rd`
+//!   bytes at the start of the arena (waste after its bytes in the span);
+//!   into an arena holding no bytes it first moves `wr` to 0 (a commit of
+//!   the back that changes nothing else) and then goes at the end. A back
+//!   pop moves `wr` back by the back item's charge. A front pop does not
+//!   touch `wr`: it only gives its charge back through `released`.
 //!
 //! A state that breaks these rules (a crashed foreign writer, hostile
 //! memory) is never trusted to index memory: indices are masked, counts
@@ -404,6 +421,12 @@
 //! refused with an error that names them. Version 6 added the lease table
 //! after the body and the header fields at 272 ..= 296 (see [`lease`]);
 //! version 5's files are refused.
+//!
+//! Version 7 split the Str queue into two sides with a lock each (see
+//! **Str slots and arena**): the two state copies and `current` of header
+//! lines 1 and 2 became the front and back sides, the lock and its owner
+//! tag moved into them, and `cleared`, `recoveries`, the lock counters and
+//! a new back-lock counter moved to offsets 208 to 244 and 304.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]

@@ -92,8 +92,10 @@ impl Split {
         self.cells[cell as usize].with_mut(|p| unsafe { *p = v });
         self.slots[(tail % CAP) as usize].with_mut(|p| unsafe { *p = (v, cell) });
         let c = str_word_copy(bw) ^ 1;
-        self.back
-            .store(str_word(tail.wrapping_add(1), charged.wrapping_add(1), c), Ordering::Release);
+        self.back.store(
+            str_word(tail.wrapping_add(1), charged.wrapping_add(1), c),
+            Ordering::Release,
+        );
         drop(g);
         true
     }
@@ -201,7 +203,10 @@ fn loom_str_split_producer_and_consumer_on_their_own_locks() {
         }
         producer.join().unwrap();
         assert_eq!(got, [1, 2, 3]);
-        let (b, f) = (q.back.load(Ordering::Relaxed), q.front.load(Ordering::Relaxed));
+        let (b, f) = (
+            q.back.load(Ordering::Relaxed),
+            q.front.load(Ordering::Relaxed),
+        );
         assert_eq!((str_word_pos(b), str_word_units(b)), (3, 3));
         assert_eq!((str_word_pos(f), str_word_units(f)), (3, 3));
     });
@@ -418,7 +423,11 @@ fn loom_str_side_commit_survives_a_dead_holder() {
                 ours
             };
             let (_, end) = read(&copies, &word);
-            assert_eq!(end, [want; 4], "{stores} stores, recovered {}", got.recovered);
+            assert_eq!(
+                end, [want; 4],
+                "{stores} stores, recovered {}",
+                got.recovered
+            );
         });
     }
 }

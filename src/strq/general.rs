@@ -274,7 +274,12 @@ impl StrQueue {
     }
 
     /// A pop under the locks `l` holds.
-    fn pop_in<const H: bool>(&self, mut l: Locked<'_, H>, back: bool, out: &mut Vec<u8>) -> Option<bool> {
+    fn pop_in<const H: bool>(
+        &self,
+        mut l: Locked<'_, H>,
+        back: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<bool> {
         let t = l.copy_end(back, true, out);
         l.release();
         match t {

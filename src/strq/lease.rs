@@ -8,8 +8,8 @@
 //! ack, so that a return is a front push of those bytes.
 
 use super::items::{Item, LEN_PACKED};
-use super::state::Locked;
 use super::locking::Ends;
+use super::state::Locked;
 use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
@@ -194,7 +194,8 @@ impl StrQueue {
         rec.value
             .store(doff << 32 | u64::from(lw), Ordering::Relaxed);
         rec.meta.store(u64::from(utf8), Ordering::Relaxed);
-        rec.mark.store(l.front.pop_ok.wrapping_add(1), Ordering::Relaxed);
+        rec.mark
+            .store(l.front.pop_ok.wrapping_add(1), Ordering::Relaxed);
         t.set(i, gen, TAKING);
         if l.copy_end(false, true, out).is_none() {
             // `out` could not grow: leave the item where it is.

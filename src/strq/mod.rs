@@ -1,33 +1,66 @@
 //! `StrQueue`: a bounded MPMC deque of byte strings in shared memory,
-//! guarded by one futex mutex, with a slot ring for the items and a
-//! circular byte arena for their bytes.
+//! with a slot ring for the items and a circular byte arena for their
+//! bytes, in two halves: the back, where `push` adds items, and the front,
+//! where `pop` takes them, each with its own futex mutex.
 //!
-//! Design: a mutex-protected ring buffer plus a circular ("bip-buffer"
-//! style) byte arena whose every item is contiguous. Variable-length items
-//! rule out a per-slot lock-free protocol like the Int queues' Vyukov ring,
-//! so every operation takes the lock in `src/lock/`, works on plain loads and
-//! stores, copies the bytes in or out, and unlocks. No user code runs while
-//! the lock is held (the Perl side converts its arguments before calling
-//! in and builds its scalars after the call returns).
+//! Design: a two-lock queue (Michael and Scott's two-lock idea, on a ring
+//! and a circular "bip-buffer" style byte arena whose every item is
+//! contiguous). Variable-length items rule out a per-slot lock-free
+//! protocol like the Int queues' Vyukov ring, so every operation takes a
+//! lock in `src/lock/`, works on plain loads and stores, copies the bytes
+//! in or out, and unlocks; but a producer at the back and a consumer at
+//! the front take different locks and write different cache lines, so
+//! they never wait for each other. No user code runs while a lock is held
+//! (the Perl side converts its arguments before calling in and builds its
+//! scalars after the call returns).
 //!
 //! # Shared state (see `layout.rs` for the header itself)
 //!
-//! The queue state lives twice in the header, as two [`StrCopy`]s (header
-//! lines 1 and 2); `header.current` says which copy is current:
+//! Each side is one header line ([`StrSide`](crate::layout::StrSide)):
 //!
 //! ```text
-//! head       slot index of the front item (kept < capacity)
-//! count      number of items in the queue (0 ..= capacity)
-//! rd         arena offset where the front item's charge starts
-//! wr         arena offset where the back item's charge ends
-//! used       bytes charged to the items present
-//! push_ok / pop_ok   exact counters
-//! header.lock        the lock (src/lock/): word 0 or owner pid, sleeper count
+//! back  (line 2)  word = tail | charged | copy; the back lock and its
+//!                 owner tag; per copy: wr, push_ok, pop_back count
+//! front (line 1)  word = head | released | copy; the front lock and its
+//!                 owner tag; per copy: pop_ok, push_front count; the
+//!                 front lock's acquisition count
 //! ```
 //!
-//! Items occupy slots `head, head+1, .., head+count-1` (mod capacity).
-//! `push_front` steps `head` back by one, `pop` steps it forward; `push`
-//! and `pop_back` only change `count`.
+//! `tail` and `head` are positions counted modulo 2^32 (slot = position
+//! mod capacity): the items are those of positions `head .. tail`.
+//! `charged` counts the arena bytes ever charged to items and `released`
+//! those ever given back, in 8-byte units modulo 2^31, so the bytes in use
+//! are `charged - released`; `wr` is where the back item's charge ends,
+//! and the charged span starts `used` bytes before it (`rd` is derived,
+//! not stored). Each side's `word` is its commit (see "Crash safety"):
+//! the position and the byte count in it move in one store, and it names
+//! the side's current copy of the other fields.
+//!
+//! Who takes what:
+//!
+//! ```text
+//! push (back), push_multi          the back lock
+//! pop (front), pop_multi, peek     the front lock
+//! push_front, pop_back, clear,     both, the back first
+//! leases, a blocked push at the front
+//! ```
+//!
+//! A holder reads its own side whole and the other side's `word` only,
+//! without the other lock. That read may be old, and old is safe: while a
+//! producer holds the back lock, the front changes only by pops (both-lock
+//! operations exclude it), which move `head` and `released` forward, so
+//! an old front word shows more items and more bytes in use than there
+//! are, never fewer: the producer may see too little room, never too much.
+//! A consumer holding the front lock sees the back only grow by pushes: an
+//! old back word shows fewer items, never one that is not there. The
+//! orders that make the data follow the words are in `StrQueue::word` (state.rs):
+//! a push writes the bytes and the slot, then its word (Release), and a
+//! consumer that reads that word (Acquire) sees them; a pop copies the
+//! bytes out, then stores its word (Release), and a producer that reads
+//! it (Acquire) may reuse the space. When a producer finds the queue
+//! empty (which no pop can change while it holds the back lock) every
+//! charge has been given back: it starts the arena over at 0 (and sets
+//! `charged` to `released`, which also heals hostile counts).
 //!
 //! # Slot layout (16 bytes, `#[repr(C)]`, little-endian u32 fields)
 //!
@@ -73,49 +106,51 @@
 //!
 //! # Crash safety
 //!
-//! A process may die (SIGKILL, OOM) anywhere while holding the lock. The
-//! next process that needs the lock takes it over (src/lock/: the kernel is
-//! asked whether the owner pid still lives, guarded against pid reuse) and
-//! counts it in `recoveries`. What it finds is consistent because of how an
-//! operation changes the queue:
+//! A process may die (SIGKILL, OOM) anywhere while holding a lock, or both.
+//! The next process that needs a lock takes it over (src/lock/: the kernel
+//! is asked whether the owner pid still lives, guarded against pid reuse)
+//! and counts it in `recoveries` (once per lock: a process that died
+//! holding both is taken over twice, by whoever needs each lock next; the
+//! other side goes on meanwhile). What it finds is consistent because of
+//! how an operation changes its side:
 //!
 //! 1. A push copies its bytes into arena space no item owns and writes
-//!    the slot just outside the live range. Until step 3 these are
-//!    invisible; a death here loses nothing (the item is absent and its
-//!    space is still free).
-//! 2. The whole new state (the seven words of a [`StrCopy`]) is written
-//!    to the copy that is *not* current. Nobody reads that copy, so a
-//!    death here leaves the current copy, the state before the operation,
-//!    intact.
-//! 3. One store (Release) makes the new copy current; then the lock is
-//!    released.
+//!    the slot of position `tail`, outside the live range. Until step 3
+//!    these are invisible; a death here loses nothing (the item is absent
+//!    and its space is still free). A pop copies the item's bytes out;
+//!    they stay charged until step 3.
+//! 2. The side's other fields are written to the copy that is *not*
+//!    current. Nobody reads that copy, so a death here leaves the current
+//!    copy, the state before the operation, intact.
+//! 3. One store (Release) of the side's word makes the new copy current,
+//!    moves the position and the byte count; then the lock is released.
 //!
-//! Steps 1 and 2 write nothing anybody reads, so their order is free: the
-//! hot paths write the state copy first (see "Hot paths").
+//! So whoever takes a lock over finds one committed state of that side,
+//! with nothing to repair: every operation happened wholly or not at all,
+//! and the exact counters match. Every operation commits one side only,
+//! the side of the end it changes: a push at the front commits the front
+//! (its charge is taken back from `released`) and counts itself there; a
+//! pop at the back commits the back (its charge comes off `charged`) and
+//! counts itself there; `clear` commits the front (`head = tail`,
+//! `released = charged`). The one exception is a front push into an arena
+//! holding no bytes: it first commits the back with `wr` moved to 0, which
+//! is what the next back push would do anyway and changes nothing anybody
+//! could tell, then the front. So the stats' `push_ok` and `pop_ok` are
+//! sums of both sides' counters. The `lock_acquired`, `lock_contended`,
+//! `cleared`, `push_full` and `pop_empty` statistics are outside the state
+//! and may miss one count. A push's commit costs four stores (three
+//! fields and the word), a pop's three.
 //!
-//! So whoever takes the lock (taker-over or not) finds one committed state
-//! in the current copy, with nothing to repair, and anything a dead holder
-//! wrote in steps 1 and 2 lies in free space or in the copy nobody reads:
-//! every operation happened wholly or not at all, the arena accounting
-//! matches the items, and the exact counters match too. (Pops write
-//! nothing but the state: the bytes handed out are copied before the
-//! commit. An item a consumer popped and then died with is gone, as with
-//! any consumer that dies after a pop.) The `lock_acquired`,
-//! `lock_contended`, `cleared`, `push_full` and `pop_empty` statistics are
-//! outside the state and may miss one count. A commit costs eight stores:
-//! the seven words and the switch.
-//!
-//! (Format version 2 kept one live state and a journal that the next
-//! holder replayed: sixteen stores per operation, and a load on every
-//! lock.)
+//! (Format version 6 had one lock and one state of seven words, in two
+//! copies on two lines that every operation wrote; version 2 a journal.)
 //!
 //! Deterministic crash points for tests: `DQS_TEST_KILL_POINT` (read when a
-//! handle is opened) set to `str_lock_held`, `str_after_bytes`,
-//! `str_mid_commit` (three of the seven words of the new copy written) or
-//! `str_after_commit` (the new copy current, the lock still held) makes
-//! the handle's process SIGKILL itself there; `str_lock_stop` makes it
-//! SIGSTOP itself holding the lock. Handles without a crash point run code
-//! with the hooks compiled out.
+//! handle is opened) set to `str_lock_held` (once the operation holds
+//! every lock it takes), `str_after_bytes`, `str_mid_commit` (part of the
+//! new copy written) or `str_after_commit` (the new word stored, the lock
+//! still held) makes the handle's process SIGKILL itself there;
+//! `str_lock_stop` makes it SIGSTOP itself holding its locks. Handles
+//! without a crash point run code with the hooks compiled out.
 //!
 //! # Hot paths
 //!
@@ -128,49 +163,57 @@
 //!
 //! A consumer that polls an empty queue, and a producer that polls a full
 //! one, are what a cross-process pipeline does most while the other side
-//! works; taking the lock for each look would fight that other side for the
-//! lock's cache line and the lock itself. So the commit stores the new item
-//! count together with the copy number, in the one word `current` (`count
-//! << 1 | copy`, see [`str_current`]): `pop` (either end) first loads that
-//! word and, when it says 0 items, reports "empty" without the lock; `push`
-//! (either end) reports "full" when it says `capacity` items. The word is
-//! the commit itself, so the count is always the committed state's, and no
-//! crash can leave it disagreeing with the current copy (it changes with
-//! the one store that makes a copy current). The load is Relaxed: the
-//! answer depends on nothing else, and coherence keeps it no older than any
-//! commit that happens-before the call (the caller's own operations and any
-//! it synchronised with), so "empty" means the queue was empty at some
-//! moment during the call. Any other value sends the call to the lock,
-//! which decides under it as before. The misses are counted in `pop_empty`
-//! and `push_full`, which for Str sit on header line 3 (see
-//! [`Header::str_pop_empty`]): a polling loop touches that line only, which
-//! every operation writes anyway (the lock's). The loom models
-//! `loom_str_look_*` check the look against pushes it must see. A hostile
-//! count only misreports "empty" or "full" until the next commit rewrites
-//! it. Measured with callgrind (`examples/str_pair.rs`, instructions): a
-//! pop of an empty queue went from 79 to 50; the look costs a 50-byte
-//! push+pop pair 10 (243 to 253; with 100 items queued, 296 to 305).
-//! Across processes it helps where one side waits for the other, but it
-//! did not raise the rate of a producer and a consumer that really run at
-//! once (2 cores, both under SCHED_FIFO, non-blocking calls: 4.5M strings
-//! a second before and after, against 20M integers): there the queue is
-//! rarely empty or full, 55-80% of lock acquisitions find the lock held,
-//! and every critical section misses on the lock's line and on both
-//! state copies' lines, which the other side touched last. Prefetching
-//! the copy to be written (PREFETCHW) and testing the lock word before
-//! each CAS each gained about 3%, within the noise, and were left out.
+//! works. So `pop` (either end) first loads both side words (Relaxed) and
+//! reports "empty" when `tail == head`, without a lock; `push` (either
+//! end) reports "full" when `tail - head >= capacity`. The positions are
+//! in the words that commit, so they are always committed states'; the
+//! loads are Relaxed because the answer depends on nothing else read, and
+//! coherence keeps each no older than any commit that happens-before the
+//! call, so "empty" means the queue was empty at some moment during the
+//! call. Any other value sends the call to its lock, which decides under
+//! it. The misses are counted in `pop_empty` and `push_full`, on header
+//! line 3 (see [`Header::str_pop_empty`]). A hostile word only
+//! misreports "empty" or "full" until the next commit rewrites it.
 //!
 //! # Waiting
 //!
-//! Blocking calls use [`block_on`] with an attempt that takes the lock,
-//! tries once and unlocks. A successful push wakes one consumer (one item
-//! can satisfy one consumer). A pop frees a slot *and a variable number of
-//! arena bytes*, which may let several blocked producers in, or none of the
-//! first one woken (a big string) while a smaller one behind it would fit;
-//! waking just one producer could then leave a producer asleep next to free
-//! space. So every pop wakes all blocked producers (one `FUTEX_WAKE`, and
-//! only when somebody waits); the ones that still do not fit go back to
-//! sleep. `clear` wakes everybody on both sides.
+//! Blocking calls use [`block_on`] with an attempt that takes the locks
+//! the call needs, tries once and unlocks. A successful push wakes one
+//! consumer (one item can satisfy one consumer). A pop frees a slot *and a
+//! variable number of arena bytes*, which may let several blocked
+//! producers in, or none of the first one woken (a big string) while a
+//! smaller one behind it would fit; waking just one producer could then
+//! leave a producer asleep next to free space. So every pop wakes all
+//! blocked producers (one `FUTEX_WAKE`, and only when somebody waits); the
+//! ones that still do not fit go back to sleep. `clear` wakes everybody
+//! on both sides.
+//!
+//! No wake-up is lost. A producer pushes under the back lock, unlocks,
+//! then reads `pop_waiters` (SeqCst); a blocked consumer announces itself
+//! in `pop_waiters` (a SeqCst RMW), then tries under the front lock. With
+//! one lock (format 6) the consumer's SeqCst lock CAS came after the
+//! producer's unlock or before its lock in the single SeqCst order, and
+//! either way one saw the other. With two locks nothing orders the
+//! consumer's look at the back word against the producer's store of it:
+//! on x86 that store may still sit in the producer's store buffer while
+//! its load of `pop_waiters` misses the announcement (the unlock has no
+//! fence, see the lock module), and the consumer would sleep next to an
+//! item. So an attempt that finds nothing *settles* with the other side
+//! before it reports a settled miss (`settle_with` in locking.rs): it reads
+//! the back lock word (SeqCst); if it is held it takes the back lock and
+//! releases it; then it tries once more. If the producer's lock CAS (SeqCst)
+//! came after that read in the SeqCst order, so did its read of
+//! `pop_waiters`, which then sees the announcement (made before the read);
+//! otherwise the read found the lock held (and waiting for it acquires the
+//! producer's unlock) or found it free from that unlock or later, which it
+//! then acquires: either way the second try sees the item. A blocked
+//! producer settles with the front the same way (taking the front lock
+//! while holding the back one keeps the lock order). Calls at the other
+//! ends hold both locks and need no settling. The loom model
+//! `loom_str_split_blocked_consumer_settles_with_the_back` checks this as
+//! x86 runs it, and its twin without the settle step finds the lost
+//! wake-up. The settling costs a blocked call one load (or a lock) per
+//! settled miss; the non-blocking calls never settle.
 //!
 //! # Where things are
 //!
@@ -179,18 +222,20 @@
 //!                lock timeout, len/capacity/clear/stats and the region
 //! items.rs       an item's slot and bytes: slot layout, read and store,
 //!                the inline copy of short strings, the length check
-//! state.rs       the two state copies: Locked (load, change, commit), and
-//!                the committed state read without the lock
-//! locking.rs     taking the lock (timeout, takeover, counting), the wake
-//!                sides and the miss counters
+//! state.rs       the two sides: their states, loading and committing
+//!                them, and Locked (one lock or both held, change, commit)
+//! locking.rs     taking the locks (timeout, takeover, counting), settling
+//!                with the other side, the wake sides and the miss counters
 //! fast.rs        the flat fast paths of a back push and a front pop
 //! general.rs     push/push_front/pop/pop_back/peek: dispatch and the
 //!                general code every other case runs
 //! blocking.rs    push_wait and pop_wait
-//! batch.rs       push_multi, push_multi_iter and pop_multi, under one lock each
+//! batch.rs       push_multi, push_multi_iter (back lock) and pop_multi
+//!                (front lock)
 //! compressed.rs  the compression setting and its hooks (HOOK(compress))
-//! lease.rs       pop_lease, ack, release and the lease table's repair
-//!                under the queue lock (HOOK(lease); the table: `lease`)
+//! lease.rs       pop_lease, ack, release (both locks) and the lease
+//!                table's repair under the front lock (HOOK(lease); the
+//!                table: `lease`)
 //! tests.rs       white-box unit tests; oracle.rs: the model-based test
 //!                oracle; black-box tests are in tests/strq.rs
 //! ```
@@ -215,20 +260,21 @@ use std::sync::atomic::AtomicU64 as StdAtomicU64;
 
 use crate::compress;
 use crate::error::{Error, Result};
+use crate::layout::str_word_pos;
 use crate::layout::{Header, Variant, HEADER_SIZE, MAX_ITEM};
 use crate::region::{Region, Request};
 use crate::stats::Stats;
 use crate::sync::Ordering;
 use crate::testpoint::KillPoint;
-use crate::layout::str_word_pos;
 use items::StrSlot;
 use locking::Ends;
 
 /// A bounded MPMC deque of byte strings in shared memory.
 ///
-/// Each item keeps its bytes and a UTF-8 flag. Operations at both ends
-/// (`push`/`push_front`, `pop`/`pop_back`) and batches take one
-/// cross-process lock; `peek` is exact. Handles are `Sync`; other processes
+/// Each item keeps its bytes and a UTF-8 flag. `push` and `push_multi`
+/// take the back lock, `pop`, `pop_multi` and `peek` the front lock, and
+/// `push_front`, `pop_back` and `clear` both (cross-process locks); `peek`
+/// is exact. Handles are `Sync`; other processes
 /// open the same path, inherit the handle across `fork`, or attach to the
 /// memfd.
 ///
