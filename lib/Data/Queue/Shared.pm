@@ -982,7 +982,7 @@ a waiter. In a Str C<*_wait> call this covers the time spent waiting for
 the queue's lock too. The non-blocking Str calls (C<push>, C<pop> and the
 rest) do not run handlers while they wait for the lock; signals that arrive
 meanwhile are handled when the call returns, and L<Data::Queue::Shared::Str/lock_timeout> bounds
-how long that can be (see L<Data::Queue::Shared::Str/"THE LOCK">).
+how long that can be (see L<Data::Queue::Shared::Str/"THE LOCKS">).
 
 For tests, the environment variable C<DQS_TEST_NO_SLICE>, when set (not
 empty or C<0>) as the module loads, turns the quarter-second slices off:
@@ -1004,7 +1004,7 @@ Perl interpreter threads (ithreads) do not copy handles: every class has
 C<CLONE_SKIP> set, so in a new thread a handle variable holds a reference
 to an unblessed C<undef> (Perl's way of skipping an object), and calling a
 method on it dies. Open the queue again inside the thread. A Str handle must never be used
-by two threads at once (see L<Data::Queue::Shared::Str/"THE LOCK">); integer handles may be.
+by two threads at once (see L<Data::Queue::Shared::Str/"THE LOCKS">); integer handles may be.
 
 =head1 SECURITY
 
@@ -1139,14 +1139,18 @@ every sleeper woken, and the live ones count themselves again (see
 L<Data::Queue::Shared::Format/SLOTS> for the details). Waiters that are alive are woken as usual
 throughout.
 
-The Str queue holds a lock for a few instructions in every operation. A
-process killed while holding it (C<SIGKILL>, the OOM killer, a crash) is
-detected by the next process that needs the lock, which takes the lock
-over within about 10 ms (see L<Data::Queue::Shared::Str/"THE LOCK">) and counts it in
-C<recoveries>. The queue it finds is consistent: every item is either
-wholly present or absent, C<arena_used> matches the items, and C<push_ok>
-and C<pop_ok> match what happened. That is because an operation never
-changes the queue's state in place one field at a time:
+The Str queue holds a lock for a few instructions in every operation:
+the back lock for a push, the front lock for a pop, both for
+C<push_front>, C<pop_back>, C<clear> and the lease calls. A process
+killed while holding one (C<SIGKILL>, the OOM killer, a crash) is
+detected by the next process that needs that lock, which takes it over
+within about 10 ms (see L<Data::Queue::Shared::Str/"THE LOCKS">) and
+counts it in C<recoveries> (once per lock; meanwhile the other end goes
+on). The queue it finds is consistent: every item is either wholly
+present or absent, C<arena_used> matches the items, and C<push_ok> and
+C<pop_ok> match what happened. That is because an operation never
+changes the queue's state in place one field at a time; each end keeps
+its own state, and every operation commits the state of one end:
 
 =over 4
 
@@ -1154,43 +1158,42 @@ changes the queue's state in place one field at a time:
 
 A push copies its bytes into arena space that no item owns and fills a
 slot outside the live range. Nothing refers to them yet; dying here loses
-only the push.
+only the push. A pop copies the item's bytes out; they stay its own until
+step 3.
 
 =item 2.
 
-The complete new state (the seven words C<head>, C<count>, C<rd>, C<wr>,
-C<used>, C<push_ok>, C<pop_ok>) is written to the copy of the state that
-is not current. The header keeps two copies, and nobody reads the other
-one; dying here leaves the current copy, the state before the operation,
-as it was.
+The end's counters are written to the copy of its state that is not
+current. Each end keeps two copies, and nobody reads the other one; dying
+here leaves the current copy, the state before the operation, as it was.
 
 =item 3.
 
-One store to C<current> makes the new copy current, and the lock is
-released.
+One store of the end's word (its position, its byte count and which copy
+is current) commits the operation, and the lock is released.
 
 =back
 
-So whoever takes the lock next, after a death or not, reads one committed
-state from the current copy and has nothing to replay or repair. A holder
-that died before the store of step 3 leaves the old state current: its
+So whoever takes a lock next, after a death or not, reads one committed
+state of that end and has nothing to replay or repair. A holder that
+died before the store of step 3 leaves the old state current: its
 operation did not happen. One that died after it leaves the new state
-current: its operation happened. A pop writes nothing but the state (the
-item's bytes are copied out before the commit), so a pop killed after the
-switch has removed its item, which its caller never received, as with any
-consumer killed after a pop. The counters C<push_full>, C<pop_empty>,
-C<lock_acquired>, C<lock_contended> and C<cleared> are outside the state
-and may miss a count. L<Data::Queue::Shared::Format/"STR QUEUES"> describes the two copies.
+current: its operation happened. A pop writes nothing but its end's
+state, so a pop killed after the store has removed its item, which its
+caller never received, as with any consumer killed after a pop. The
+counters C<push_full>, C<pop_empty>, C<lock_acquired>, C<lock_contended>
+and C<cleared> are outside the state and may miss a count.
+L<Data::Queue::Shared::Format/"STR QUEUES"> describes the two ends.
 
 For tests, the environment variable C<DQS_TEST_KILL_POINT> makes a process
 C<SIGKILL> itself at a chosen point. Never set it in production. For a Str
 queue it is read when a handle is created or attached: C<str_lock_held>
-(just after taking the lock), C<str_after_bytes> (a push has written its
-bytes and slot), C<str_mid_commit> (three of the seven words of the new
-state copy are written; the old copy is still current, so the operation
-did not happen) or C<str_after_commit> (the new copy is current and the
-lock is still held, so the operation happened); C<str_lock_stop> makes
-the process C<SIGSTOP> itself holding the lock instead. For an
+(just after taking every lock the operation takes), C<str_after_bytes>
+(a push has written its bytes and slot), C<str_mid_commit> (part of the
+new state copy is written; the old copy is still current, so the
+operation did not happen) or C<str_after_commit> (the new copy is current
+and the lock is still held, so the operation happened); C<str_lock_stop>
+makes the process C<SIGSTOP> itself holding its locks instead. For an
 integer queue, also read when a handle is made: C<int_push_claimed> (a
 push has published its item, before it moves C<tail>), C<int_pop_claimed>
 (a pop has taken its item, before it moves C<head>) and

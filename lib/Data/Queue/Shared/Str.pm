@@ -53,14 +53,19 @@ follows the slots in the same mapping. All of a queue's items share the
 arena, so short and long strings mix freely; a push needs a free slot
 I<and> room in the arena.
 
-Every operation on the queue takes one lock in the shared header (see
-L</"THE LOCK">), works on the slots and the arena, and releases it;
-only a non-blocking C<pop> or C<pop_back> that finds the queue empty, or
-a C<push> or C<push_front> that finds every slot taken, answers from one
-word of the header without the lock (the word the last operation wrote
-as it finished). So, unlike the integer queues, a Str queue is exact:
-C<peek> sees the real front item, C<pop_multi> and C<drain> take their
-batch in one piece, and C<clear> leaves nothing behind.
+The queue has two ends with a lock each in the shared header (see
+L</"THE LOCKS">): the back, where C<push> and C<push_multi> add items,
+and the front, where C<pop>, C<pop_multi>, C<drain> and C<peek> take or
+read them. Each of those takes its own end's lock only, so a producer
+and a consumer never wait for each other; C<push_front>, C<pop_back>,
+C<clear> and the lease calls take both. An operation works on the slots
+and the arena under its lock or locks and releases them; only a
+non-blocking C<pop> or C<pop_back> that finds the queue empty, or a
+C<push> or C<push_front> that finds every slot taken, answers from the
+two ends' header words without a lock (the words the last operations
+wrote as they finished). So, unlike the integer queues, a Str queue is
+exact: C<peek> sees the real front item, C<pop_multi> and C<drain> take
+their batch in one piece, and C<clear> leaves nothing behind.
 
 What the main page, L<Data::Queue::Shared>, says about
 L<timeouts|Data::Queue::Shared/Timeouts>, L<wake-ups and
@@ -414,7 +419,7 @@ lease table and its lease data area (see L</LEASES>).
 
 =item push_ok, pop_ok
 
-Exact counts, kept under the lock, of items pushed (at either end, singly
+Exact counts, kept under the locks, of items pushed (at either end, singly
 or in batches) and popped (at either end, singly, in batches or by
 C<drain>; not by C<peek> or C<clear>).
 
@@ -425,8 +430,11 @@ pops and batch pops that found the queue empty, and waits that timed out.
 
 =item recoveries
 
-Times a process took the lock over from a holder that had died (see
-L</"THE LOCK"> and L<Data::Queue::Shared/"CRASH SAFETY">).
+Times a process took a lock over from a holder that had died (see
+L</"THE LOCKS"> and L<Data::Queue::Shared/"CRASH SAFETY">): once per lock,
+so a process killed inside C<push_front>, C<pop_back>, C<clear> or a lease
+call, which hold both, counts twice once both locks have been needed
+again.
 
 =item push_waiters, pop_waiters
 
@@ -444,23 +452,28 @@ multiples of 8, plus wrap waste. 0 when the queue is empty.
 
 =item lock_acquired
 
-How many times any process has taken the queue's lock (every operation
-that works on the queue takes it once; a waiting call takes it once per
-attempt; a non-blocking pop of an empty queue, or push to a queue with
-every slot taken, does not take it).
+How many times any process has taken one of the queue's two locks, the
+sum of both (a C<push> or C<pop> takes one lock once, so a producer and a
+consumer moving N items take 2N; C<push_front>, C<pop_back>, C<clear>
+and the lease calls take both, counting 2; a waiting call takes its locks
+once per attempt, and a blocked one that found nothing may take the
+other end's lock once more, see L</"THE LOCKS">; a non-blocking pop of
+an empty queue, or push to a queue with every slot taken, takes none).
 
 =item lock_contended
 
 How many of those found the lock held by another process and had to spin
-or sleep for it (counted modulo 2**32). C<lock_contended / lock_acquired> tells how much producers
-and consumers get in each other's way.
+or sleep for it (counted modulo 2**32 for each lock, then summed).
+C<lock_contended / lock_acquired> tells how much producers get in each
+other's way, and consumers in each other's (a producer and a consumer
+take different locks).
 
 =item compressed, compressed_saved
 
 Items stored compressed since the queue was created (by any handle with
 L</compress> on), and the arena bytes they did not take: for each, its
 length rounded up to 8 minus its compressed length rounded up to 8.
-Exact, kept under the lock (a process killed in the middle of a push may
+Exact, kept under the back lock (a process killed in the middle of a push may
 leave them one item off, as C<cleared>).
 
 =back
@@ -542,18 +555,26 @@ is far more than that.
 
 =back
 
-=head1 THE LOCK
+=head1 THE LOCKS
 
-The lock is a mutex on a 32-bit futex word in the shared header, with a
-count of the processes sleeping on it beside the word. Taking a free lock
-is one atomic compare-and-swap and no system call; releasing it is a
-plain store and a read of the count, with no atomic read-modify-write
-(the few sleepers pay for that instead, with one C<membarrier> call each,
-see L<Data::Queue::Shared::Format/"The lock word">). A process that finds the lock held spins
-briefly, since the holder only does a few loads and stores and one copy
-of a string, and then sleeps on the futex until the holder wakes it.
+Each end of the queue has its own lock, a mutex on a 32-bit futex word
+in the shared header, with a count of the processes sleeping on it beside
+the word, on the header line that holds that end's state (see
+L<Data::Queue::Shared::Format/"Str queues">). C<push> and C<push_multi>
+take the back lock; C<pop>, C<pop_multi>, C<drain> and C<peek> the front
+lock; C<push_front>, C<pop_back>, C<clear> and the lease calls both, the
+back first. Taking a free lock is one atomic compare-and-swap and no
+system call; releasing it is a plain store and a read of the count, with
+no atomic read-modify-write (the few sleepers pay for that instead, with
+one C<membarrier> call each, see L<Data::Queue::Shared::Format/"The lock
+words">). A process that finds a lock held spins briefly, since the
+holder only does a few loads and stores and one copy of a string, and
+then sleeps on the futex until the holder wakes it. A blocked C<pop_wait>
+that finds the queue empty looks at the back lock before it sleeps (and,
+if a producer holds it, waits for it once), and a blocked C<push_wait>
+at the front lock, so that no push or pop it must see can slip past it.
 
-No Perl code runs while a process holds the lock. All arguments are
+Everything below holds for each lock. No Perl code runs while a process holds the lock. All arguments are
 converted first, including C<FETCH> of tied variables and overloaded
 stringification; popped strings are copied out under the lock into a
 buffer of the handle and only turned into Perl strings after the lock is
