@@ -472,3 +472,104 @@ fn memfd_queue_attaches_by_fd() {
     assert_eq!(pop_item(&q2, true).unwrap().0, b"via memfd");
     assert!(IntQueue::<i64>::from_fd(q.fd()).is_err());
 }
+
+/// The two ends at once (format 7: a producer at the back and a consumer
+/// at the front hold different locks), with the other ends mixed in: one
+/// thread pushes at the back, one pushes at the front now and then, one
+/// pops at the front, one pops at the back and in batches, all with
+/// non-blocking calls retried, into a small arena that wraps all the
+/// time. Every item comes out whole (its bytes are its id's pattern,
+/// checked before anybody could have reused them), exactly once, and the
+/// counters and the arena add up at the end.
+#[test]
+fn threads_at_both_ends_keep_every_item_whole() {
+    const PER: u64 = 8_000;
+    let q = Arc::new(StrQueue::anonymous(16, 4096).unwrap());
+    let done = Arc::new(AtomicUsize::new(0));
+    let item = |p: u64, i: u64, len: usize| {
+        let mut s = format!("{p}:{i}:").into_bytes();
+        s.extend(pattern(p * PER + i, len));
+        s
+    };
+    let mut producers = vec![];
+    for p in 0..2u64 {
+        let q = q.clone();
+        producers.push(std::thread::spawn(move || {
+            let mut rng = Rng(0xB0F1 + p);
+            let t0 = std::time::Instant::now();
+            for i in 0..PER {
+                let s = item(p, i, rng.below(700) as usize);
+                let front = p == 1 && rng.below(3) == 0;
+                loop {
+                    assert!(t0.elapsed().as_secs() < 60, "watchdog");
+                    let ok = if front {
+                        q.push_front(&s, false)
+                    } else {
+                        q.push(&s, false)
+                    };
+                    if ok.unwrap() {
+                        break;
+                    }
+                    std::thread::yield_now();
+                }
+            }
+        }));
+    }
+    let mut consumers = vec![];
+    for c in 0..2 {
+        let (q, done) = (q.clone(), done.clone());
+        consumers.push(std::thread::spawn(move || {
+            let mut got = vec![];
+            let (mut out, mut items) = (Vec::new(), Vec::new());
+            let mut rng = Rng(0xC0 + c);
+            let t0 = std::time::Instant::now();
+            while done.load(Ordering::Relaxed) < 2 {
+                assert!(t0.elapsed().as_secs() < 60, "watchdog");
+                if c == 1 && rng.below(4) == 0 {
+                    out.clear();
+                    items.clear();
+                    q.pop_multi(3, None, &mut out, &mut items);
+                    for &(s, l, _) in &items {
+                        got.push(out[s..s + l].to_vec());
+                    }
+                } else if q.pop(c == 1, &mut out).is_some() {
+                    got.push(out.clone());
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+            got
+        }));
+    }
+    for h in producers {
+        h.join().unwrap();
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    let mut all: Vec<Vec<u8>> = consumers
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    while let Some((s, _)) = pop_item(&q, false) {
+        all.push(s);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for s in &all {
+        let text = String::from_utf8_lossy(s);
+        let mut parts = text.splitn(3, ':');
+        let p: u64 = parts.next().unwrap().parse().unwrap();
+        let i: u64 = parts.next().unwrap().parse().unwrap();
+        let prefix = format!("{p}:{i}:").len();
+        assert_eq!(
+            &s[prefix..],
+            &pattern(p * PER + i, s.len() - prefix)[..],
+            "item {p}:{i} whole"
+        );
+        assert!(seen.insert((p, i)), "duplicate {p}:{i}");
+    }
+    assert_eq!(seen.len(), 2 * PER as usize, "every item came out");
+    let s = q.stats();
+    assert_eq!(
+        (s.push_ok, s.pop_ok, s.size, s.arena_used),
+        (2 * PER, 2 * PER, 0, 0)
+    );
+}
