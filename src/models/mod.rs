@@ -33,12 +33,15 @@
 //!   producers and the give-up CAS; the repair of a dead batch reservation
 //!   after a real stuck interval (the loom clock ticks once per reading),
 //!   not only the give-up-at-once form.
-//! * `strq.rs`, the Str state: the commit (two state copies and a switch)
-//!   with a holder that dies after each of its stores; the look without
-//!   the lock (the item count stored in `current` by each commit): a pop
-//!   that saw a push happen is never told "empty", and a producer and a
-//!   consumer polling with non-blocking calls move every item, with the
-//!   count in `current` and in the copy agreeing.
+//! * `strq.rs`, the Str queue's two sides (format 7): a producer and a
+//!   consumer on their own locks, each reading only the other side's word,
+//!   move every item once and in order, and loom finds no slot or arena
+//!   cell access the words leave unordered; a back pop taking both locks
+//!   against a front pop and a push; a blocked consumer that settles with
+//!   the back before it sleeps never misses a push (modelled as x86 runs
+//!   it), and its twin without the settle step loses the wake-up
+//!   (`should_panic`); a side's commit (copies, then its word) with a
+//!   holder that dies after each of its stores.
 
 mod lock;
 mod ring;
