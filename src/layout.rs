@@ -313,7 +313,7 @@ impl Header {
 /// units of 8: 31 bits, compared modulo 2^31 (the bytes in the arena,
 /// at most 2^32, are at most 2^29 units, so the difference of two such
 /// counters is never ambiguous).
-pub const STR_UNITS_MASK: u32 = (1 << 31) - 1;
+pub const STR_UNITS_MASK: u32 = 0x7FFF_FFFF;
 
 /// Str: the side word of a commit that makes copy `copy` (0 or 1) of a
 /// side current, with the end position `pos` (the back's `tail` or the

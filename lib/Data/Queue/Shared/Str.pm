@@ -560,7 +560,7 @@ is far more than that.
 Each end of the queue has its own lock, a mutex on a 32-bit futex word
 in the shared header, with a count of the processes sleeping on it beside
 the word, on the header line that holds that end's state (see
-L<Data::Queue::Shared::Format/"Str queues">). C<push> and C<push_multi>
+L<Data::Queue::Shared::Format/"STR QUEUES">). C<push> and C<push_multi>
 take the back lock; C<pop>, C<pop_multi>, C<drain> and C<peek> the front
 lock; C<push_front>, C<pop_back>, C<clear> and the lease calls both, the
 back first. Taking a free lock is one atomic compare-and-swap and no
