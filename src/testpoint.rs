@@ -10,7 +10,7 @@
 //! * `int_push_claimed`, `int_pop_claimed`, `int_push_reserved`: inside the
 //!   integer ring ([`Hook`], read when an `IntQueue` handle is made).
 //! * `str_lock_held`, `str_lock_stop`, `str_after_bytes`, `str_mid_commit`,
-//!   `str_after_commit`: inside a Str operation ([`KillPoint`], read when a
+//!   `str_after_commit`, `str_after_reset`: inside a Str operation ([`KillPoint`], read when a
 //!   `StrQueue` handle is opened).
 //! * `lease_int_intent`, `lease_int_taken`, `lease_int_returned`,
 //!   `lease_int_ack`, `lease_str_pending`, `lease_str_committed`,
@@ -33,6 +33,7 @@ pub(crate) enum Point {
     StrAfterBytes,
     StrMidCommit,
     StrAfterCommit,
+    StrAfterReset,
     LeaseIntIntent,
     LeaseIntTaken,
     LeaseIntReturned,
@@ -45,7 +46,7 @@ pub(crate) enum Point {
 }
 
 /// The names of [`Point`]s, as the variable spells them.
-const NAMES: [(&[u8], Point); 19] = [
+const NAMES: [(&[u8], Point); 20] = [
     (b"create_after_reserve", Point::CreateAfterReserve),
     (b"create_before_magic", Point::CreateBeforeMagic),
     (b"int_push_claimed", Point::IntPushClaimed),
@@ -56,6 +57,7 @@ const NAMES: [(&[u8], Point); 19] = [
     (b"str_after_bytes", Point::StrAfterBytes),
     (b"str_mid_commit", Point::StrMidCommit),
     (b"str_after_commit", Point::StrAfterCommit),
+    (b"str_after_reset", Point::StrAfterReset),
     (b"lease_int_intent", Point::LeaseIntIntent),
     (b"lease_int_taken", Point::LeaseIntTaken),
     (b"lease_int_returned", Point::LeaseIntReturned),
@@ -153,12 +155,16 @@ pub(crate) enum KillPoint {
     LockStop,
     /// `str_after_bytes`: a push has written its bytes and slot.
     AfterBytes,
-    /// `str_mid_commit`: three of the seven words of the new state copy
-    /// are written; the old copy is still current.
+    /// `str_mid_commit`: part of the new state copy of a side is
+    /// written; the old copy is still current.
     MidCommit,
     /// `str_after_commit`: the new state copy is current; the lock is
     /// still held.
     AfterCommit,
+    /// `str_after_reset`: a front push into an arena holding no bytes has
+    /// committed the back's `wr` moved to 0, not yet the push itself
+    /// (format 7).
+    AfterReset,
 }
 
 impl KillPoint {
@@ -170,6 +176,7 @@ impl KillPoint {
             Some(Point::StrAfterBytes) => KillPoint::AfterBytes,
             Some(Point::StrMidCommit) => KillPoint::MidCommit,
             Some(Point::StrAfterCommit) => KillPoint::AfterCommit,
+            Some(Point::StrAfterReset) => KillPoint::AfterReset,
             _ => KillPoint::None,
         }
     }

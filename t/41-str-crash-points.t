@@ -96,4 +96,25 @@ for my $case (@cases) {
     };
 }
 
+# Format 7: a push at the front into an arena holding no bytes first
+# commits the back's write offset moved to 0 (changing nothing anybody can
+# tell), then itself. Killed between the two commits the push did not
+# happen; killed after the second it did; either way the queue is whole
+# and its whole arena usable.
+for my $case ([str_after_reset => []], [str_after_commit => [$NEW]]) {
+    my ($point, $want) = @$case;
+    subtest "push_front into an emptied arena killed at $point" => sub {
+        my $path = fresh_path('r');
+        my $q = $CLASS->new($path, 16, 4096);
+        $q->push(item("e$_", 900)) for 1 .. 2;
+        $q->pop for 1 .. 2;    # empty, the write offset left at 1800
+        my $st = reap(doomed_at($CLASS, $path, $point, sub { $_[0]->push_front($NEW) }));
+        is($st & 127, 9, 'the child died of SIGKILL at the kill point')
+            or diag("exit " . ($st >> 8));
+        consistent($q, $want, "push_front at $point");
+        is($q->stats->{recoveries}, 2, 'both locks it held were taken over');
+        $q->unlink;
+    };
+}
+
 done_testing;

@@ -148,7 +148,9 @@
 //! handle is opened) set to `str_lock_held` (once the operation holds
 //! every lock it takes), `str_after_bytes`, `str_mid_commit` (part of the
 //! new copy written) or `str_after_commit` (the new word stored, the lock
-//! still held) makes the handle's process SIGKILL itself there;
+//! still held) or `str_after_reset` (a front push into an arena holding
+//! no bytes has committed the back's `wr` moved to 0, not yet itself)
+//! makes the handle's process SIGKILL itself there;
 //! `str_lock_stop` makes it SIGSTOP itself holding its locks. Handles
 //! without a crash point run code with the hooks compiled out.
 //!

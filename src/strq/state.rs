@@ -280,7 +280,17 @@ impl<'q, const H: bool> Locked<'q, H> {
     pub(super) fn commit(&mut self) {
         if self.back_dirty {
             self.back_dirty = false;
-            self.q.commit_back::<H>(&self.back);
+            if self.front_dirty {
+                // The reset before a front push: its own commit, without
+                // the commit hooks (which mean "the operation happened"),
+                // and a hook of its own after it.
+                self.q.commit_back::<false>(&self.back);
+                if H {
+                    self.q.kill_point.hit(KillPoint::AfterReset);
+                }
+            } else {
+                self.q.commit_back::<H>(&self.back);
+            }
             self.back.copy ^= 1;
         }
         if self.front_dirty {

@@ -1192,8 +1192,11 @@ queue it is read when a handle is created or attached: C<str_lock_held>
 (a push has written its bytes and slot), C<str_mid_commit> (part of the
 new state copy is written; the old copy is still current, so the
 operation did not happen) or C<str_after_commit> (the new copy is current
-and the lock is still held, so the operation happened); C<str_lock_stop>
-makes the process C<SIGSTOP> itself holding its locks instead. For an
+and the lock is still held, so the operation happened) or
+C<str_after_reset> (a C<push_front> into an arena holding no bytes has
+committed the back end's write offset moved to 0, and not yet itself);
+C<str_lock_stop> makes the process C<SIGSTOP> itself holding its locks
+instead. For an
 integer queue, also read when a handle is made: C<int_push_claimed> (a
 push has published its item, before it moves C<tail>), C<int_pop_claimed>
 (a pop has taken its item, before it moves C<head>) and
