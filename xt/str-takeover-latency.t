@@ -1,5 +1,5 @@
 # Str lock takeover latency (author test): a holder stopped with the lock
-# (DQS_TEST_KILL_POINT=str_lock_stop), a waiter asleep in pop_wait on the
+# (DQS_TEST_KILL_POINT=str_lock_stop, in a push_front: both locks), a waiter asleep in pop_wait on the
 # lock, then SIGKILL to the holder; the time from the kill to the waiter's
 # pop returning is the takeover latency. Prints p50/p99 over the runs.
 #
@@ -36,7 +36,7 @@ for my $i (1 .. $RUNS) {
     $q->push('x');
     my $holder = spawn(sub {
         local $ENV{DQS_TEST_KILL_POINT} = 'str_lock_stop';
-        $CLASS->new($path, 16)->push('held');
+        $CLASS->new($path, 16)->push_front('held');
     });
     wait_for(sub { state_of($holder) eq 'T' }, 10) or die "holder did not stop";
     pipe(my $r, my $w) or die "pipe: $!";
@@ -60,7 +60,7 @@ for my $i (1 .. $RUNS) {
     $q->push('y');
     my $h2 = spawn(sub {
         local $ENV{DQS_TEST_KILL_POINT} = 'str_lock_held';
-        $CLASS->new($path, 16)->push('held');
+        $CLASS->new($path, 16)->push_front('held');
     });
     reap($h2);
     my $t1 = now();
