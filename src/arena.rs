@@ -1,8 +1,10 @@
 //! Placement arithmetic of the Str queue's circular byte arena.
 //!
-//! Pure integer arithmetic, no memory access: `strq` loads the three
-//! arena words from the shared header (under the queue lock), asks this
-//! module where an item goes or what it gives back, and stores them again.
+//! Pure integer arithmetic, no memory access: `strq` derives the three
+//! arena words from the shared header (`wr`, and `used` from the bytes
+//! charged and given back; `rd` is `wr - used`), under the back lock, asks
+//! this module where an item goes or what it gives back, and stores what
+//! changed again.
 //! Keeping the arithmetic apart lets it be tested exhaustively on its own.
 //!
 //! The arena is `size` bytes (a multiple of 8). Occupied bytes form one
@@ -22,9 +24,10 @@
 //! So the front item's charge always starts at `rd` and the back item's
 //! always ends at `wr`: a front pop advances `rd` by the front item's charge
 //! and a back pop moves `wr` back by the back item's charge, giving back
-//! exactly what was taken, waste included. The caller resets the arena to
-//! `rd = wr = used = 0` whenever the queue becomes empty, which also
-//! repairs any inconsistency a crashed or hostile process left behind.
+//! exactly what was taken, waste included. The caller starts the arena over
+//! at 0 whenever nothing is charged (and resets its counts when the queue
+//! is empty, which also repairs any inconsistency a hostile process left
+//! behind).
 //!
 //! Every input may come from hostile shared memory: nothing here panics or
 //! overflows for any `u64` values, and a state that fails

@@ -96,9 +96,10 @@ pub const RETURNING: u64 = 4;
 /// The head of the lease table.
 #[repr(C, align(64))]
 pub struct LeaseHead {
-    /// Int: the lock every table write holds (Str uses the queue lock).
+    /// Int: the lock every table write holds (Str uses its front lock;
+    /// every Str lease call holds both of its locks).
     pub lock: Lock,
-    /// Int: the lock holder's tag, as the Str lock's `lock_owner`.
+    /// Int: the lock holder's tag, as a Str lock's `owner`.
     pub lock_owner: AtomicU64,
     /// Sequence number of the next new lease (pop order).
     pub next_seq: AtomicU64,
