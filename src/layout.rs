@@ -26,7 +26,7 @@ use crate::sync::{AtomicU32, AtomicU64};
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// Size of the header; slots start here.
 pub const HEADER_SIZE: usize = 320;
 /// Smallest capacity; requests below are raised to it.
@@ -400,6 +400,10 @@ pub struct Geometry {
     pub lease_off: u64,
     /// Str: lease data bytes after the table (0 for the Int family).
     pub lease_bytes: u64,
+    /// Int family: offset of the ring's intent records ([`RING_RECORDS`]
+    /// of [`RING_REC_SIZE`] bytes, 64-byte aligned, right after the slots;
+    /// format 7; see `ring/records.rs`). 0 for Str.
+    pub recs_off: u64,
 }
 
 impl Geometry {
@@ -450,6 +454,20 @@ impl Geometry {
             Some(s) => s,
             None => return None,
         };
+        // Int: the ring's intent records, on a cache line after the slots.
+        let (recs_off, body_end) = match variant {
+            Variant::Str => (0, body_end),
+            _ => match body_end.checked_add(63) {
+                Some(s) => {
+                    let off = s & !63;
+                    match off.checked_add(RING_RECORDS * RING_REC_SIZE) {
+                        Some(e) => (off, e),
+                        None => return None,
+                    }
+                }
+                None => return None,
+            },
+        };
         // The lease table starts on a cache line: records are 64 bytes.
         let lease_off = match body_end.checked_add(63) {
             Some(s) => s & !63,
@@ -474,9 +492,17 @@ impl Geometry {
             max_leases,
             lease_off: if max_leases == 0 { 0 } else { lease_off },
             lease_bytes,
+            recs_off,
         })
     }
 }
+
+/// Int family: intent records in the ring's table (format 7): one per
+/// thread and handle that uses the queue, claimed once; record 0 is the
+/// shared overflow record (see `ring/records.rs`).
+pub const RING_RECORDS: u64 = 32;
+/// Bytes per ring intent record (one cache line).
+pub const RING_REC_SIZE: u64 = 64;
 
 /// Lease records a queue gets when its creator asks for no number.
 pub const DEFAULT_MAX_LEASES: u64 = 64;
@@ -552,13 +578,16 @@ mod tests {
     #[test]
     fn geometry_of_int_family_is_header_plus_slots() {
         let g = Geometry::compute_with(Variant::Int64, 1024, 0, 0, 0).unwrap();
-        assert_eq!(g.total_size, 320 + 1024 * 16);
+        // Header, slots, then the ring's 32 intent records (format 7).
+        assert_eq!(g.recs_off, 320 + 1024 * 16);
+        assert_eq!(g.total_size, 320 + 1024 * 16 + 32 * 64);
         let g = Geometry::compute_with(Variant::Int16, 8, 0, 0, 0).unwrap();
-        assert_eq!(g.total_size, 320 + 8 * 8);
+        assert_eq!(g.recs_off, 384);
+        assert_eq!(g.total_size, 384 + 32 * 64);
         // The default lease table: a 64-byte head and 64 records.
         let g = Geometry::compute(Variant::Int16, 8, 0).unwrap();
-        assert_eq!(g.lease_off, 384);
-        assert_eq!(g.total_size, 384 + 65 * 64);
+        assert_eq!(g.lease_off, 384 + 32 * 64);
+        assert_eq!(g.total_size, 384 + 32 * 64 + 65 * 64);
         assert_eq!(g.arena_off, 0);
     }
 

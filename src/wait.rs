@@ -274,6 +274,28 @@ impl Backoff {
 pub fn block_on<R>(
     side: Side<'_>,
     deadline: &Deadline,
+    attempt: impl FnMut() -> Result<R, Miss>,
+) -> Waited<R> {
+    block_on_as(side, deadline, false, attempt)
+}
+
+/// [`block_on`] for a side whose wakers finish with plain stores and the
+/// light half of the lock's asymmetric barrier (the Int ring, format 7):
+/// the sleeper issues the heavy half after announcing itself, and when
+/// that fails sleeps at most [`FALLBACK_NS`](crate::lock::FALLBACK_NS) at
+/// a time (see "Waiters" in the ring's module docs).
+pub fn block_on_fenced<R>(
+    side: Side<'_>,
+    deadline: &Deadline,
+    attempt: impl FnMut() -> Result<R, Miss>,
+) -> Waited<R> {
+    block_on_as(side, deadline, true, attempt)
+}
+
+fn block_on_as<R>(
+    side: Side<'_>,
+    deadline: &Deadline,
+    heavy: bool,
     mut attempt: impl FnMut() -> Result<R, Miss>,
 ) -> Waited<R> {
     let mut backoff = Backoff::new();
@@ -303,6 +325,9 @@ pub fn block_on<R>(
             continue;
         }
         let epoch = side.announce();
+        // SYNC POINT (fenced sides): the heavy half of the barrier after
+        // the announcement, before the re-check.
+        let fenced = !heavy || crate::lock::barrier::heavy();
         let seen = side.futex.load(Ordering::SeqCst);
         let r = match attempt() {
             Ok(r) => Some(Ok(r)),
@@ -315,7 +340,13 @@ pub fn block_on<R>(
         // before our look here has dropped our count, and then nobody
         // would wake us for the next item.
         let slept = if r.is_none() && side.announced_in(epoch) {
-            futex::wait_interruptible(side.futex, seen, deadline)
+            if fenced {
+                futex::wait_interruptible(side.futex, seen, deadline)
+            } else {
+                let capped =
+                    Deadline::after_secs(crate::lock::FALLBACK_NS as f64 / 1e9).earliest(*deadline);
+                futex::wait_interruptible(side.futex, seen, &capped)
+            }
         } else {
             WaitResult::Woken
         };

@@ -1,0 +1,141 @@
+//! Which intent record (see `ring/records.rs`) a thread uses for a
+//! handle: claimed on first use, cached per thread, given back when the
+//! handle is dropped.
+//!
+//! A thread keeps the records it uses in a small thread-local cache of
+//! (handle id, owner tag, record index). Handle ids are unique in the
+//! process (a counter), so a stale entry can never name another handle's
+//! record. The owner tag is this process's (`lock::current_tag`, cached,
+//! and forgotten by the `pthread_atfork` child handler): in a forked
+//! child every entry is stale, and the child claims records of its own
+//! without a system call per operation (DESIGN.md rule 6). Two threads
+//! never share a record: each claims its own, by CAS.
+//!
+//! A thread that uses more handles at once than the cache holds claims a
+//! new record when an evicted one is needed again; the old one stays
+//! claimed until the handle is dropped (or the process ends). A thread
+//! that ends leaves its records claimed in the same way. When no record
+//! is free and no owner is dead, the thread uses the shared overflow
+//! record, one attempt at a time (`records::overflow_take`), and tries
+//! again for a record of its own on its next operation.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering as StdOrdering};
+
+use super::IntQueue;
+use crate::layout::RING_RECORDS;
+use crate::lock::current_tag;
+use crate::region::Region;
+use crate::ring::records::{self, Record, OVERFLOW};
+use crate::ring::{Element, Ring};
+
+static NEXT_ID: StdAtomicU64 = StdAtomicU64::new(1);
+
+/// A new handle id (never 0, never reused in this process).
+pub(super) fn new_id() -> u64 {
+    NEXT_ID.fetch_add(1, StdOrdering::Relaxed)
+}
+
+/// Entries of the per-thread cache.
+const WAYS: usize = 4;
+
+/// "Not cached".
+const NONE: u32 = u32::MAX;
+
+thread_local! {
+    /// (handle id, owner tag, record index); id 0: empty.
+    static CACHE: [Cell<(u64, u64, u32)>; WAYS] =
+        const { [const { Cell::new((0, 0, 0)) }; WAYS] };
+}
+
+/// The intent records of `r`'s mapping.
+pub(super) fn table(r: &Region) -> &[Record] {
+    let off = r.geometry().recs_off;
+    // SAFETY: the geometry (validated at attach) puts RING_RECORDS
+    // 64-byte records at `recs_off`, a multiple of 64 of a page-aligned
+    // mapping that outlives `r`; records are atomics, which may alias
+    // shared memory.
+    unsafe {
+        std::slice::from_raw_parts(
+            r.at(off) as *const Record,
+            if off == 0 { 0 } else { RING_RECORDS as usize },
+        )
+    }
+}
+
+impl<T: Element> IntQueue<T> {
+    /// This thread's record index for this handle, `OVERFLOW` when it has
+    /// none, or `NONE` when not cached.
+    #[inline(always)]
+    fn cached(&self, tag: u64) -> u32 {
+        let id = self.id;
+        CACHE.with(|c| {
+            for e in c {
+                let (i, t, x) = e.get();
+                if i == id && t == tag {
+                    return x;
+                }
+            }
+            NONE
+        })
+    }
+
+    /// Run `f` on the ring with this thread's intent record.
+    #[inline(always)]
+    pub(crate) fn with_ring<R>(&self, f: impl FnOnce(&Ring<'_, T>) -> R) -> R {
+        let tag = current_tag();
+        let x = self.cached(tag);
+        if x != NONE && x != OVERFLOW as u32 {
+            let rec = &table(&self.region)[x as usize];
+            return f(&self.ring().with_record(rec));
+        }
+        self.with_ring_slow(tag, x, f)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn with_ring_slow<R>(&self, tag: u64, x: u32, f: impl FnOnce(&Ring<'_, T>) -> R) -> R {
+        let tab = table(&self.region);
+        if tab.is_empty() {
+            return f(&self.ring());
+        }
+        // Not cached: a free record or a dead owner's. Cached as
+        // overflow: a free one only (no liveness checks per operation).
+        let got = records::claim(tab, tag, self.id, x == NONE);
+        let x = got.unwrap_or(OVERFLOW);
+        remember(self.id, tag, x as u32);
+        if x != OVERFLOW {
+            return f(&self.ring().with_record(&tab[x]));
+        }
+        let rec = records::overflow_take(tab, tag);
+        let out = f(&self.ring().with_record(rec));
+        records::overflow_give(rec);
+        out
+    }
+}
+
+/// Cache (id, tag) -> x for this thread: replace its entry, else an empty
+/// or stale one, else the last.
+fn remember(id: u64, tag: u64, x: u32) {
+    CACHE.with(|c| {
+        let at = c
+            .iter()
+            .position(|e| e.get().0 == id && e.get().1 == tag)
+            .or_else(|| c.iter().position(|e| e.get().0 == 0 || e.get().1 != tag))
+            .unwrap_or(WAYS - 1);
+        // Most recent first: shift the others down over the chosen entry.
+        for k in (1..=at).rev() {
+            c[k].set(c[k - 1].get());
+        }
+        c[0].set((id, tag, x));
+    });
+}
+
+impl<T: Element> Drop for IntQueue<T> {
+    fn drop(&mut self) {
+        let tab = table(&self.region);
+        if !tab.is_empty() {
+            records::release_all(tab, current_tag(), self.id);
+        }
+    }
+}
