@@ -49,8 +49,9 @@ impl<T: Element> Ring<'_, T> {
         for (i, o) in out[..m as usize].iter_mut().enumerate() {
             let p = h.wrapping_add(i as u64);
             let s = self.slot(p);
-            *o = s.get();
-            s.free(self.lap(p).wrapping_add(cap));
+            let v = s.get();
+            *o = v;
+            s.free(self.lap(p).wrapping_add(cap), v);
             if i == 0 && m > 1 {
                 self.hit(Hook::PopMidRun);
             }

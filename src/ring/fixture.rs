@@ -84,7 +84,19 @@ where
 
     /// The ring repairing dead owners' positions, with no record of its
     /// own (a pure consumer or producer that never dies in the test).
+    #[cfg(not(loom))]
     pub(crate) fn repairing(&self) -> Ring<'_, T> {
         Ring::new(&self.head, &self.tail, &self.slots).with_repair(self)
+    }
+}
+
+impl<T: Element> Repaired<T>
+where
+    T::Slot: Default,
+{
+    /// The ring as model process `pid` (record `pid`, tag `tag_of(pid)`).
+    #[cfg(loom)]
+    pub(crate) fn as_pid(&self, pid: u32) -> Ring<'_, T> {
+        self.ring_as(pid as usize, tag_of(pid))
     }
 }

@@ -464,7 +464,7 @@ impl<'a, T: Element> Ring<'a, T> {
             {
                 self.hit(Hook::PopClaimed);
                 let v = slot.get();
-                slot.free(lap.wrapping_add(self.capacity()));
+                slot.free(lap.wrapping_add(self.capacity()), v);
                 return Ok(v);
             }
         }
@@ -477,7 +477,7 @@ impl<'a, T: Element> Ring<'a, T> {
         let (h, _) = self.claim(1)?;
         let slot = self.slot(h);
         let v = slot.get();
-        slot.free(self.lap(h).wrapping_add(self.capacity()));
+        slot.free(self.lap(h).wrapping_add(self.capacity()), v);
         Ok(v)
     }
 

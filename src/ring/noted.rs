@@ -32,7 +32,7 @@ impl<T: Element> Ring<'_, T> {
                     .is_ok()
                 {
                     self.hit(Hook::PopClaimed);
-                    slot.free(lap.wrapping_add(self.capacity()));
+                    slot.free(lap.wrapping_add(self.capacity()), v);
                     return Ok(v);
                 }
                 note(None);
@@ -48,7 +48,7 @@ impl<T: Element> Ring<'_, T> {
                     let s = self.slot(p);
                     let v = s.get();
                     note(Some((p, v)));
-                    s.free(self.lap(p).wrapping_add(self.capacity()));
+                    s.free(self.lap(p).wrapping_add(self.capacity()), v);
                     return Ok(v);
                 }
             }

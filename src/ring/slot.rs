@@ -25,9 +25,11 @@ pub trait SlotOps<T>: Sync {
     /// published).
     fn get(&self) -> T;
     /// Mark the slot free for `next`, the next lap's stored free value
-    /// (Release, after the value was read). Only the consumer that
-    /// claimed the position calls it.
-    fn free(&self, next: u64);
+    /// (Release, after the value `v` was read; a one-word slot keeps `v`
+    /// in its value bits, as the Int64 slot keeps its value word, so a
+    /// late reader of the value, as a lease's intent, reads the item).
+    /// Only the consumer that claimed the position calls it.
+    fn free(&self, next: u64, v: T);
     /// Move the sequence from `from` to `to` if it is `from` (repairs,
     /// tests); the value is left alone.
     fn skip(&self, from: u64, to: u64) -> bool;
@@ -100,9 +102,9 @@ macro_rules! word_slot_impl {
                 Self::unpack(self.word.load(Ordering::Relaxed))
             }
             #[inline(always)]
-            fn free(&self, next: u64) {
+            fn free(&self, next: u64, v: $t) {
                 // SYNC POINT: Release after the value was read.
-                self.word.store(next as u32 as u64, Ordering::Release);
+                self.word.store(Self::pack(next, v), Ordering::Release);
             }
             fn skip(&self, from: u64, to: u64) -> bool {
                 let w = self.word.load(Ordering::Acquire);
@@ -160,7 +162,7 @@ impl SlotOps<i64> for Slot64 {
         self.val.load(Ordering::Relaxed) as i64
     }
     #[inline(always)]
-    fn free(&self, next: u64) {
+    fn free(&self, next: u64, _v: i64) {
         // SYNC POINT: Release after the value was read.
         self.seq.store(next, Ordering::Release);
     }

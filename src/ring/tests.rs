@@ -271,7 +271,7 @@ fn a_live_consumers_unfreed_slot_is_never_freed() {
     }
     assert_eq!(r.try_push_batch(&[5, 6]), Err(Miss::InFlight));
     assert_eq!(s.recoveries.load(Ordering::Relaxed), 0);
-    s.slots[0].free(4);
+    s.slots[0].free(4, 1);
     assert_eq!(r.try_push(5), Ok(()));
 }
 
