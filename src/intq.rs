@@ -232,7 +232,7 @@ impl<T: Element> IntQueue<T> {
     /// ```
     #[inline]
     pub fn push(&self, v: T) -> bool {
-        match self.with_ring(|r| r.try_push(v)) {
+        match self.try_push_ring(v) {
             Ok(()) => {
                 crate::lock::barrier::light();
                 self.consumers().wake(1);
@@ -256,7 +256,7 @@ impl<T: Element> IntQueue<T> {
     /// See [`IntQueue::push`].
     #[inline]
     pub fn pop(&self) -> Option<T> {
-        match self.with_ring(|r| r.try_pop()) {
+        match self.try_pop_ring() {
             Ok(v) => {
                 crate::lock::barrier::light();
                 self.producers().wake(1);
@@ -293,9 +293,7 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!(q.stats().push_full, 1);
     /// ```
     pub fn push_wait(&self, v: T, deadline: &Deadline) -> Waited<()> {
-        let r = block_on_fenced(self.producers(), deadline, || {
-            self.with_ring(|r| r.try_push(v))
-        });
+        let r = block_on_fenced(self.producers(), deadline, || self.try_push_ring(v));
         match r {
             Waited::Done(()) => {
                 crate::lock::barrier::light();
@@ -323,7 +321,7 @@ impl<T: Element> IntQueue<T> {
     pub fn pop_wait(&self, deadline: &Deadline) -> Waited<T> {
         let r = block_on_fenced(self.consumers(), deadline, || {
             // HOOK(lease): as in `pop` (the re-check before a sleep too).
-            match self.with_ring(|r| r.try_pop()) {
+            match self.try_pop_ring() {
                 Err(crate::ring::Miss::Settled) if self.any_returned() => {
                     self.pop_returned().ok_or(crate::ring::Miss::Settled)
                 }
@@ -344,6 +342,39 @@ impl<T: Element> IntQueue<T> {
             Waited::Interrupted => {}
         }
         r
+    }
+
+    /// `Ring::try_push` with this thread's record: the first attempt
+    /// inline, the rest out of line, where the ring is built again (so
+    /// the fast path keeps nothing but `self` across it).
+    #[inline(always)]
+    fn try_push_ring(&self, v: T) -> std::result::Result<(), crate::ring::Miss> {
+        if self.with_ring(|r| r.push_fast(v)) {
+            Ok(())
+        } else {
+            self.push_cold(v)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_cold(&self, v: T) -> std::result::Result<(), crate::ring::Miss> {
+        self.with_ring(|r| r.push_slow(v))
+    }
+
+    /// `Ring::try_pop` with this thread's record, as `try_push_ring`.
+    #[inline(always)]
+    fn try_pop_ring(&self) -> std::result::Result<T, crate::ring::Miss> {
+        match self.with_ring(|r| r.pop_fast()) {
+            Some(v) => Ok(v),
+            None => self.pop_cold(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pop_cold(&self) -> std::result::Result<T, crate::ring::Miss> {
+        self.with_ring(|r| r.pop_slow())
     }
 
     /// Push items from `vals` in order until one does not fit; returns how

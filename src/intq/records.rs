@@ -23,7 +23,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering as StdOrdering};
 
 use super::IntQueue;
-use crate::layout::RING_RECORDS;
+use crate::layout::{RING_RECORDS, RING_REC_SIZE};
 use crate::lock::current_tag;
 use crate::region::Region;
 use crate::ring::records::{self, Record, OVERFLOW};
@@ -86,7 +86,15 @@ impl<T: Element> IntQueue<T> {
         let tag = current_tag();
         let x = self.cached(tag);
         if x != NONE && x != OVERFLOW as u32 {
-            let rec = &table(&self.region)[x as usize];
+            // SAFETY: `x` came from `claim` on this handle's table (the
+            // cache is keyed by the handle id), so it is below
+            // RING_RECORDS, and the table lies at `recs_off`.
+            let rec = unsafe {
+                &*(self
+                    .region
+                    .at(self.region.geometry().recs_off + u64::from(x) * RING_REC_SIZE)
+                    as *const Record)
+            };
             return f(&self.ring().with_record(rec));
         }
         self.with_ring_slow(tag, x, f)

@@ -220,7 +220,9 @@ pub use crate::testpoint::Hook;
 /// this participant's intent record.
 ///
 /// The counters, slots and records usually live in a shared mapping; the
-/// ring only borrows them.
+/// ring only borrows them. `Copy`, so that the cold paths take it by value:
+/// a `&self` call would make the fast paths lay the ring out in memory
+/// before their first load.
 pub struct Ring<'a, T: Element> {
     head: &'a AtomicU64,
     tail: &'a AtomicU64,
@@ -230,6 +232,14 @@ pub struct Ring<'a, T: Element> {
     repair: Option<&'a dyn RepairSource>,
     hook: Hook,
 }
+
+impl<T: Element> Clone for Ring<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Element> Copy for Ring<'_, T> {}
 
 /// What a consumer does after finding its position not published.
 pub(super) enum Step {
@@ -356,6 +366,19 @@ impl<'a, T: Element> Ring<'a, T> {
     /// consumer to free it (retry soon).
     #[inline]
     pub fn try_push(&self, v: T) -> Result<(), Miss> {
+        if self.push_fast(v) {
+            return Ok(());
+        }
+        self.push_slow(v)
+    }
+
+    /// [`try_push`](Self::try_push)'s first attempt alone: true when it
+    /// pushed; false means nothing was done and the caller goes on with
+    /// [`push_slow`](Self::push_slow), which may rebuild the ring (so a
+    /// caller whose handle can rebuild it never has to keep the ring in
+    /// memory across the fast path).
+    #[inline(always)]
+    pub fn push_fast(&self, v: T) -> bool {
         let t = self.tail.load(Ordering::Relaxed);
         let slot = self.slot(t);
         let lap = self.lap(t);
@@ -371,15 +394,17 @@ impl<'a, T: Element> Ring<'a, T> {
             {
                 self.hit(Hook::PushClaimed);
                 slot.put(lap, v);
-                return Ok(());
+                return true;
             }
         }
-        self.push_slow(v)
+        false
     }
 
+    /// The rest of [`try_push`](Self::try_push) after
+    /// [`push_fast`](Self::push_fast) failed.
     #[cold]
     #[inline(never)]
-    fn push_slow(&self, v: T) -> Result<(), Miss> {
+    pub fn push_slow(self, v: T) -> Result<(), Miss> {
         let (t, _) = self.reserve(1)?;
         self.slot(t).put(self.lap(t), v);
         Ok(())
@@ -450,6 +475,16 @@ impl<'a, T: Element> Ring<'a, T> {
     /// a live producer that has not published it yet (retry soon).
     #[inline]
     pub fn try_pop(&self) -> Result<T, Miss> {
+        match self.pop_fast() {
+            Some(v) => Ok(v),
+            None => self.pop_slow(),
+        }
+    }
+
+    /// [`try_pop`](Self::try_pop)'s first attempt alone (see
+    /// [`push_fast`](Self::push_fast)): `None` means nothing was done.
+    #[inline(always)]
+    pub fn pop_fast(&self) -> Option<T> {
         let h = self.head.load(Ordering::Relaxed);
         let slot = self.slot(h);
         let lap = self.lap(h);
@@ -465,15 +500,17 @@ impl<'a, T: Element> Ring<'a, T> {
                 self.hit(Hook::PopClaimed);
                 let v = slot.get();
                 slot.free(lap.wrapping_add(self.capacity()), v);
-                return Ok(v);
+                return Some(v);
             }
         }
-        self.pop_slow()
+        None
     }
 
+    /// The rest of [`try_pop`](Self::try_pop) after
+    /// [`pop_fast`](Self::pop_fast) failed.
     #[cold]
     #[inline(never)]
-    fn pop_slow(&self) -> Result<T, Miss> {
+    pub fn pop_slow(self) -> Result<T, Miss> {
         let (h, _) = self.claim(1)?;
         let slot = self.slot(h);
         let v = slot.get();
