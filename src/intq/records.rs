@@ -147,3 +147,135 @@ impl<T: Element> Drop for IntQueue<T> {
         }
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    fn tags(q: &IntQueue<i64>) -> Vec<(u64, u64)> {
+        table(&q.region)
+            .iter()
+            .map(|r| (r.tag.load(Ordering::Relaxed), r.key.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// Threads that use one handle at once each claim a record of their
+    /// own; dropping the handle gives them back (seen through a second
+    /// handle on the same file), and leaves other handles' records alone.
+    #[test]
+    fn threads_claim_records_of_their_own_and_drop_gives_them_back() {
+        let path = std::env::temp_dir().join(format!("dqs-recs-{}.q", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let q = IntQueue::<i64>::open(&path, 64, 0o600).unwrap();
+        let other = IntQueue::<i64>::open(&path, 64, 0o600).unwrap();
+        assert!(other.push(-1));
+        let barrier = std::sync::Barrier::new(4);
+        std::thread::scope(|s| {
+            for i in 0..4 {
+                let (q, barrier) = (&q, &barrier);
+                s.spawn(move || {
+                    assert!(q.push(i));
+                    // All four hold their records at once.
+                    barrier.wait();
+                });
+            }
+        });
+        let held = |h: &IntQueue<i64>, id: u64| {
+            tags(h)
+                .iter()
+                .enumerate()
+                .filter(|(_, &(t, k))| t == current_tag() && k == id)
+                .map(|(i, _)| i)
+                .collect::<Vec<usize>>()
+        };
+        let mine = held(&other, q.id);
+        assert_eq!(mine.len(), 4, "four threads, four records: {mine:?}");
+        assert!(!mine.contains(&OVERFLOW));
+        let id = q.id;
+        drop(q);
+        assert_eq!(held(&other, id), Vec::<usize>::new(), "given back");
+        assert_eq!(held(&other, other.id).len(), 1, "the other handle's stays");
+        other.unlink().unwrap();
+    }
+
+    /// A table full of live owners: a thread gets no record of its own and
+    /// works through the shared overflow record, one attempt at a time,
+    /// with others doing the same; nothing is lost or duplicated.
+    #[test]
+    fn a_full_table_falls_back_to_the_overflow_record() {
+        let q = IntQueue::<i64>::anonymous(8).unwrap();
+        let t = table(&q.region);
+        // Every record but the overflow one held by a live owner (this
+        // process) for a handle that does not exist.
+        for r in &t[1..] {
+            r.tag.store(current_tag(), Ordering::SeqCst);
+            r.key.store(u64::MAX, Ordering::SeqCst);
+        }
+        const PER: i64 = 5_000;
+        let got = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for p in 0..2i64 {
+                let q = &q;
+                s.spawn(move || {
+                    for i in 0..PER {
+                        while !q.push(p * PER + i) {
+                            std::thread::yield_now();
+                        }
+                    }
+                });
+            }
+            for _ in 0..2 {
+                let (q, got) = (&q, &got);
+                s.spawn(move || {
+                    let mut mine = Vec::new();
+                    let mut buf = [0i64; 3];
+                    while got.lock().unwrap().len() + mine.len() < 2 * PER as usize {
+                        let n = q.pop_multi(&mut buf);
+                        mine.extend_from_slice(&buf[..n]);
+                        if n == 0 {
+                            got.lock().unwrap().extend(mine.drain(..));
+                            std::thread::yield_now();
+                        }
+                    }
+                    got.lock().unwrap().extend(mine);
+                });
+            }
+        });
+        let mut all = got.into_inner().unwrap();
+        all.sort_unstable();
+        assert_eq!(all, (0..2 * PER).collect::<Vec<_>>());
+        assert_eq!(t[0].tag.load(Ordering::SeqCst), 0, "overflow given back");
+        assert!(
+            t[1..]
+                .iter()
+                .all(|r| r.key.load(Ordering::SeqCst) == u64::MAX),
+            "no record taken from a live owner"
+        );
+        assert_eq!(q.stats().recoveries, 0);
+    }
+
+    /// A forked child claims a record of its own (its tag), not its
+    /// parent's, without being told.
+    #[test]
+    fn a_forked_child_claims_its_own_record() {
+        let q = IntQueue::<i64>::anonymous(8).unwrap();
+        assert!(q.push(1));
+        // SAFETY: the child only pushes, then _exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let ok = q.push(2);
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        let mut st = 0;
+        // SAFETY: plain waitpid on our child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+        assert_eq!(st, 0);
+        let child = (pid as u64) << 32;
+        let owners: Vec<u64> = tags(&q).iter().map(|&(t, _)| t >> 32 << 32).collect();
+        assert!(owners.contains(&child), "the child's record: {owners:x?}");
+        assert!(owners.contains(&(current_tag() >> 32 << 32)));
+        assert_eq!((q.pop(), q.pop()), (Some(1), Some(2)));
+    }
+}
