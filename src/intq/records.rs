@@ -266,6 +266,8 @@ mod tests {
         assert!(pid >= 0);
         if pid == 0 {
             let ok = q.push(2);
+            // SAFETY: _exit ends the child without running the parent's
+            // destructors.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }
         let mut st = 0;
