@@ -23,7 +23,7 @@ impl<T: Element> Ring<'_, T> {
 
     /// Publish `vals` into the reserved positions from `t`, in order.
     #[inline]
-    fn publish_run(&self, t: u64, vals: &[T]) {
+    pub(super) fn publish_run(&self, t: u64, vals: &[T]) {
         for (i, &v) in vals.iter().enumerate() {
             let p = t.wrapping_add(i as u64);
             self.slot(p).put(self.lap(p), v);

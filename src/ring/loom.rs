@@ -348,13 +348,11 @@ fn loom_dead_producers_run_is_repaired() {
     });
 }
 
-/// A live producer's batch is never repaired: a consumer repairing at
-/// once (no record of its own needed) pops while the producer reserves
-/// and publishes a run of two. Whatever the consumer gets is a prefix of
-/// the run in order, the rest comes out after, and nothing is repaired:
-/// the consumer sees the producer's record whenever it sees the
-/// reservation (record before CAS, the CAS's Release, the consumer's
-/// Acquire of `tail`).
+/// A live producer's batch racing a consumer that repairs: whatever the
+/// consumer gets is a prefix of the run in order, the rest comes out
+/// after, and nothing is repaired. (Loom lets a yielding consumer's peer
+/// run, so the producer always finishes during the consumer's short wait
+/// here; the liveness question itself is in the `loom_stopped_*` models.)
 #[test]
 fn loom_live_producer_is_never_repaired() {
     model(|| {
@@ -406,10 +404,9 @@ fn loom_dead_consumers_run_is_freed() {
     });
 }
 
-/// A live consumer's claimed run is never freed under it: a producer
-/// pushes into a full ring of two while a consumer claims and frees a
-/// run of two. The producer's item comes out once, after the run, and
-/// nothing is repaired.
+/// A live consumer's claimed run racing a producer into the full ring:
+/// the producer's item comes out once, after the run, and nothing is
+/// repaired (see the note on the model above).
 #[test]
 fn loom_live_consumer_is_never_repaired() {
     model(|| {
@@ -462,5 +459,89 @@ fn loom_dead_repairer_is_finished() {
         assert_eq!(s.skipped.load(Ordering::Relaxed), 1);
         assert_eq!(s.recoveries.load(Ordering::Relaxed), 1);
         assert_eq!(s.slots[0].seq() as u64 & 1, 0, "slot 0 free again");
+    });
+}
+
+/// A stopped (or merely slow) producer is alive: it reserves a run of two,
+/// says so, and then waits (as under SIGSTOP) until the consumer has tried
+/// to pop, and only then publishes. The consumer's try finds the reservation
+/// unpublished, waits its short while, asks the records, finds a live
+/// owner and reports `InFlight`: nothing is given up, and both items come
+/// out afterwards in order. (Loom's yields let a running owner finish, so
+/// only an owner that really waits shows the repair's liveness question.)
+#[test]
+fn loom_stopped_producer_is_never_repaired() {
+    model(|| {
+        let s = shared(4);
+        let go = Arc::new(crate::sync::AtomicU64::new(0));
+        let p = {
+            let (s, go) = (s.clone(), go.clone());
+            loom::thread::spawn(move || {
+                let r = s.as_pid(2);
+                let (t, m) = r.reserve(2).unwrap();
+                go.store(1, Ordering::SeqCst);
+                while go.load(Ordering::SeqCst) != 2 {
+                    loom::thread::yield_now();
+                }
+                r.publish_run(t, &[1, 2][..m as usize]);
+            })
+        };
+        while go.load(Ordering::SeqCst) == 0 {
+            loom::thread::yield_now();
+        }
+        let first = s.as_pid(1).try_pop();
+        assert_eq!(first, Err(Miss::InFlight), "reserved, not published");
+        go.store(2, Ordering::SeqCst);
+        p.join().unwrap();
+        assert_eq!(drain(&s), vec![1, 2]);
+        assert_eq!(
+            s.recoveries.load(Ordering::Relaxed),
+            0,
+            "a live run repaired"
+        );
+    });
+}
+
+/// A stopped consumer is alive: it claims a run of two, says so, and then
+/// waits until a producer has tried to push into the slot it has not freed; the
+/// producer is told `InFlight`, never frees the slot under it, and the
+/// consumer gets both items.
+#[test]
+fn loom_stopped_consumer_is_never_repaired() {
+    model(|| {
+        let s = primed(2, &[1, 2], 0);
+        let go = Arc::new(crate::sync::AtomicU64::new(0));
+        let c = {
+            let (s, go) = (s.clone(), go.clone());
+            loom::thread::spawn(move || {
+                let r = s.as_pid(2);
+                let (h, m) = r.claim(2).unwrap();
+                go.store(1, Ordering::SeqCst);
+                while go.load(Ordering::SeqCst) != 2 {
+                    loom::thread::yield_now();
+                }
+                (0..m)
+                    .map(|i| {
+                        let p = h + i;
+                        let v = r.slot(p).get();
+                        r.slot(p).free(r.lap(p) + r.capacity(), v);
+                        v
+                    })
+                    .collect::<Vec<i32>>()
+            })
+        };
+        while go.load(Ordering::SeqCst) == 0 {
+            loom::thread::yield_now();
+        }
+        let pushed = s.as_pid(1).try_push(3);
+        assert_eq!(pushed, Err(Miss::InFlight), "claimed, not freed");
+        go.store(2, Ordering::SeqCst);
+        assert_eq!(c.join().unwrap(), vec![1, 2]);
+        assert_eq!(drain(&s), Vec::<i32>::new());
+        assert_eq!(
+            s.recoveries.load(Ordering::Relaxed),
+            0,
+            "a live claim freed"
+        );
     });
 }
