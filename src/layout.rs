@@ -1,5 +1,6 @@
 //! The on-disk (and in-memory) format: a fixed 320-byte header, then the
-//! slot array, then (Str only) the byte arena.
+//! slot array, then (Str only) the byte arena or (Int only, format 7) the
+//! ring's intent records, then the lease table.
 //!
 //! Everything here is `#[repr(C)]`, holds offsets rather than pointers and
 //! uses fixed-width integers, so any language that can map a file can attach.
@@ -147,8 +148,8 @@ pub struct Header {
     pub total_size: u64,
 
     // ---- line 1: consumer side ----
-    /// Int: where consumers start looking for the next item (a hint; see
-    /// the `ring` module). Str: state copy 0's index of the first item
+    /// Int: positions claimed by consumers, an exact counter moved by CAS
+    /// (see the `ring` module). Str: state copy 0's index of the first item
     /// (see [`StrCopy`]).
     pub head: AtomicU64,
     /// Int: pops (and waits) that found the queue empty. Str: `cleared`
@@ -157,9 +158,10 @@ pub struct Header {
     /// Str: copy 0's item count. Int: positions given up by slot repair
     /// ([`Header::int_skipped`]).
     pub c0_count: AtomicU64,
-    /// Str: copy 0's `rd`. Int: see [`Header::int_stuck_pos`].
+    /// Str: copy 0's `rd`. Int: unused (0; format 6 timed stuck
+    /// positions here).
     pub c0_rd: AtomicU64,
-    /// Str: copy 0's `wr`. Int: see [`Header::int_stuck_since`].
+    /// Str: copy 0's `wr`. Int: unused (0).
     pub c0_wr: AtomicU64,
     /// Str: copy 0's `used`.
     pub c0_used: AtomicU64,
@@ -169,8 +171,8 @@ pub struct Header {
     pub c0_pop_ok: AtomicU64,
 
     // ---- line 2: producer side ----
-    /// Int: where producers start looking for a free slot (a hint, moved
-    /// by a CAS only to reserve a batch). Str: state copy 1's index of the
+    /// Int: positions reserved by producers, an exact counter moved by CAS
+    /// (see the `ring` module). Str: state copy 1's index of the
     /// first item.
     pub tail: AtomicU64,
     /// Int: pushes (and waits) that found the queue full. Str:
@@ -242,19 +244,6 @@ pub struct Header {
 }
 
 impl Header {
-    /// Int: position + 1 of the batch reservation consumers last found
-    /// stuck unpublished, 0 for none (the word is Str's `c0_rd`). See the
-    /// `ring` module docs.
-    pub fn int_stuck_pos(&self) -> &AtomicU64 {
-        &self.c0_rd
-    }
-
-    /// Int: CLOCK_MONOTONIC nanoseconds when that position was first found
-    /// stuck (Str's `c0_wr`).
-    pub fn int_stuck_since(&self) -> &AtomicU64 {
-        &self.c0_wr
-    }
-
     /// Int: positions given up by slot repair; they hold no item and are
     /// subtracted from the push and pop counts (Str's `c0_count`).
     pub fn int_skipped(&self) -> &AtomicU64 {
