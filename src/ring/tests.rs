@@ -301,34 +301,6 @@ fn a_repairer_killed_after_its_claim_is_finished_by_a_producer() {
 }
 
 #[test]
-fn a_failed_cas_leaves_no_range_behind() {
-    let s = Repaired::<i64>::new(4, 2);
-    let r = s.ring_as(1, live_tag());
-    for v in 1..=4 {
-        r.try_push(v).unwrap();
-    }
-    assert_eq!(r.try_push(5), Err(Miss::Settled));
-    let rec = &s.table[1];
-    let (lo, hi) = (
-        rec.push_lo.load(Ordering::Relaxed),
-        rec.push_hi.load(Ordering::Relaxed),
-    );
-    assert!(
-        lo == hi || (lo < 4 && hi <= 4),
-        "covers only what it took: {lo}..{hi}"
-    );
-    for _ in 0..4 {
-        r.try_pop().unwrap();
-    }
-    assert_eq!(r.try_pop(), Err(Miss::Settled));
-    let (lo, hi) = (
-        rec.pop_lo.load(Ordering::Relaxed),
-        rec.pop_hi.load(Ordering::Relaxed),
-    );
-    assert!(lo == hi || hi <= 4, "covers only what it took: {lo}..{hi}");
-}
-
-#[test]
 fn claims_take_free_or_dead_records_never_live_ones() {
     let t: Vec<Record> = (0..4).map(|_| Record::new()).collect();
     let me = live_tag();
