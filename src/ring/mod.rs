@@ -382,9 +382,9 @@ impl<'a, T: Element> Ring<'a, T> {
         let t = self.tail.load(Ordering::Relaxed);
         let slot = self.slot(t);
         let lap = self.lap(t);
-        if slot.diff(slot.seq(), lap) == 0 {
+        // A ring with a kill hook takes the slow path, which has them all.
+        if slot.diff(slot.seq(), lap) == 0 && self.hook == Hook::None {
             self.note(Side::Push, t, 1);
-            self.hit(Hook::PushRecorded);
             // SYNC POINT: the reservation (AcqRel: publishes the record to
             // repairers that read `tail`).
             if self
@@ -392,7 +392,6 @@ impl<'a, T: Element> Ring<'a, T> {
                 .compare_exchange(t, t.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
-                self.hit(Hook::PushClaimed);
                 slot.put(lap, v);
                 return true;
             }
@@ -488,16 +487,14 @@ impl<'a, T: Element> Ring<'a, T> {
         let h = self.head.load(Ordering::Relaxed);
         let slot = self.slot(h);
         let lap = self.lap(h);
-        if slot.diff(slot.seq(), lap.wrapping_add(1)) == 0 {
+        if slot.diff(slot.seq(), lap.wrapping_add(1)) == 0 && self.hook == Hook::None {
             self.note(Side::Pop, h, 1);
-            self.hit(Hook::PopRecorded);
             // SYNC POINT: the claim (AcqRel, as for `tail`).
             if self
                 .head
                 .compare_exchange(h, h.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
-                self.hit(Hook::PopClaimed);
                 let v = slot.get();
                 slot.free(lap.wrapping_add(self.capacity()), v);
                 return Some(v);
