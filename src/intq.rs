@@ -9,12 +9,14 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::futex::Deadline;
-use crate::layout::{Header, HEADER_SIZE};
+use crate::layout::HEADER_SIZE;
 use crate::region::{Region, Request};
-use crate::ring::{Element, Hook, Repair, RepairSource, Ring, REPAIR_AFTER_NS};
+use crate::ring::{Element, Hook, Repair, RepairSource, Ring};
 use crate::stats::Stats;
 use crate::sync::Ordering;
-use crate::wait::{block_on, Side, Waited};
+use crate::wait::{block_on_fenced, Side, Waited};
+
+mod records;
 
 /// A bounded lock-free MPMC queue of `T` (`i64`, `i32` or `i16`) in shared
 /// memory.
@@ -36,6 +38,9 @@ pub struct IntQueue<T: Element> {
     region: Region,
     /// Test hook (`DQS_TEST_KILL_POINT`), read when the handle is made.
     hook: Hook,
+    /// This handle's id in this process (the key of its intent records,
+    /// see `intq/records.rs`).
+    id: u64,
     _t: PhantomData<T>,
 }
 
@@ -67,6 +72,7 @@ impl<T: Element> IntQueue<T> {
         IntQueue {
             region,
             hook: Hook::from_env(),
+            id: records::new_id(),
             _t: PhantomData,
         }
     }
@@ -168,6 +174,8 @@ impl<T: Element> IntQueue<T> {
         Region::from_fd(fd, T::VARIANT).map(Self::wrap)
     }
 
+    /// The ring without an intent record (creation, and the looks that
+    /// change nothing: size, peek, stats).
     fn ring_of(r: &Region) -> Ring<'_, T> {
         let h = r.header();
         // SAFETY: the region was validated to hold `capacity` slots of this
@@ -179,9 +187,10 @@ impl<T: Element> IntQueue<T> {
                 r.geometry().capacity as usize,
             )
         };
-        Ring::new(&h.head, &h.tail, slots).with_repair(h)
+        Ring::new(&h.head, &h.tail, slots).with_repair(r)
     }
 
+    /// The ring for looks that change nothing (no intent record).
     #[inline(always)]
     pub(crate) fn ring(&self) -> Ring<'_, T> {
         Self::ring_of(&self.region).with_hook(self.hook)
@@ -223,8 +232,9 @@ impl<T: Element> IntQueue<T> {
     /// ```
     #[inline]
     pub fn push(&self, v: T) -> bool {
-        match self.ring().try_push(v) {
+        match self.try_push_ring(v) {
             Ok(()) => {
+                crate::lock::barrier::light();
                 self.consumers().wake(1);
                 true
             }
@@ -246,8 +256,9 @@ impl<T: Element> IntQueue<T> {
     /// See [`IntQueue::push`].
     #[inline]
     pub fn pop(&self) -> Option<T> {
-        match self.ring().try_pop() {
+        match self.try_pop_ring() {
             Ok(v) => {
+                crate::lock::barrier::light();
                 self.producers().wake(1);
                 Some(v)
             }
@@ -282,10 +293,12 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!(q.stats().push_full, 1);
     /// ```
     pub fn push_wait(&self, v: T, deadline: &Deadline) -> Waited<()> {
-        let ring = self.ring();
-        let r = block_on(self.producers(), deadline, || ring.try_push(v));
+        let r = block_on_fenced(self.producers(), deadline, || self.try_push_ring(v));
         match r {
-            Waited::Done(()) => self.consumers().wake(1),
+            Waited::Done(()) => {
+                crate::lock::barrier::light();
+                self.consumers().wake(1)
+            }
             Waited::TimedOut => {
                 self.region
                     .header()
@@ -306,10 +319,9 @@ impl<T: Element> IntQueue<T> {
     /// See [`IntQueue::push_wait`], whose helper thread pops with
     /// `pop_wait`.
     pub fn pop_wait(&self, deadline: &Deadline) -> Waited<T> {
-        let ring = self.ring();
-        let r = block_on(self.consumers(), deadline, || {
+        let r = block_on_fenced(self.consumers(), deadline, || {
             // HOOK(lease): as in `pop` (the re-check before a sleep too).
-            match ring.try_pop() {
+            match self.try_pop_ring() {
                 Err(crate::ring::Miss::Settled) if self.any_returned() => {
                     self.pop_returned().ok_or(crate::ring::Miss::Settled)
                 }
@@ -317,7 +329,10 @@ impl<T: Element> IntQueue<T> {
             }
         });
         match r {
-            Waited::Done(_) => self.producers().wake(1),
+            Waited::Done(_) => {
+                crate::lock::barrier::light();
+                self.producers().wake(1)
+            }
             Waited::TimedOut => {
                 self.region
                     .header()
@@ -327,6 +342,39 @@ impl<T: Element> IntQueue<T> {
             Waited::Interrupted => {}
         }
         r
+    }
+
+    /// `Ring::try_push` with this thread's record: the first attempt
+    /// inline, the rest out of line, where the ring is built again (so
+    /// the fast path keeps nothing but `self` across it).
+    #[inline(always)]
+    fn try_push_ring(&self, v: T) -> std::result::Result<(), crate::ring::Miss> {
+        if self.with_ring(|r| r.push_fast(v)) {
+            Ok(())
+        } else {
+            self.push_cold(v)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_cold(&self, v: T) -> std::result::Result<(), crate::ring::Miss> {
+        self.with_ring(|r| r.push_slow(v))
+    }
+
+    /// `Ring::try_pop` with this thread's record, as `try_push_ring`.
+    #[inline(always)]
+    fn try_pop_ring(&self) -> std::result::Result<T, crate::ring::Miss> {
+        match self.with_ring(|r| r.pop_fast()) {
+            Some(v) => Ok(v),
+            None => self.pop_cold(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pop_cold(&self) -> std::result::Result<T, crate::ring::Miss> {
+        self.with_ring(|r| r.pop_slow())
     }
 
     /// Push items from `vals` in order until one does not fit; returns how
@@ -384,6 +432,7 @@ impl<T: Element> IntQueue<T> {
                 break;
             }
         }
+        crate::lock::barrier::light();
         self.consumers().wake(total.min(u32::MAX as usize) as u32);
         total
     }
@@ -409,6 +458,7 @@ impl<T: Element> IntQueue<T> {
                 .push_full
                 .fetch_add(1, Ordering::Relaxed);
         }
+        crate::lock::barrier::light();
         self.consumers().wake(n.min(u32::MAX as usize) as u32);
         n
     }
@@ -416,15 +466,16 @@ impl<T: Element> IntQueue<T> {
     /// Claim runs until `vals` is in or the ring is full; no wake, no stats.
     #[inline]
     fn push_run(&self, vals: &[T]) -> usize {
-        let ring = self.ring();
-        let mut n = 0usize;
-        while n < vals.len() {
-            match ring.try_push_batch(&vals[n..]) {
-                Ok(m) => n += m,
-                Err(_) => break,
+        self.with_ring(|ring| {
+            let mut n = 0usize;
+            while n < vals.len() {
+                match ring.try_push_batch(&vals[n..]) {
+                    Ok(m) => n += m,
+                    Err(_) => break,
+                }
             }
-        }
-        n
+            n
+        })
     }
 
     /// Pop up to `out.len()` items into `out`; returns how many. Wakes as
@@ -452,6 +503,7 @@ impl<T: Element> IntQueue<T> {
                 .pop_empty
                 .fetch_add(1, Ordering::Relaxed);
         }
+        crate::lock::barrier::light();
         self.producers().wake(n.min(u32::MAX as usize) as u32);
         n
     }
@@ -459,15 +511,16 @@ impl<T: Element> IntQueue<T> {
     /// Claim runs until `out` is full or the ring is empty; no wake, no stats.
     #[inline]
     fn pop_run(&self, out: &mut [T]) -> usize {
-        let ring = self.ring();
-        let mut n = 0usize;
-        while n < out.len() {
-            match ring.try_pop_batch(&mut out[n..]) {
-                Ok(m) => n += m,
-                Err(_) => break,
+        self.with_ring(|ring| {
+            let mut n = 0usize;
+            while n < out.len() {
+                match ring.try_pop_batch(&mut out[n..]) {
+                    Ok(m) => n += m,
+                    Err(_) => break,
+                }
             }
-        }
-        n
+            n
+        })
     }
 
     /// Best-effort look at the oldest item (racy under concurrent pops).
@@ -586,8 +639,9 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!((s.push_ok, s.pop_ok, s.push_full, s.pop_empty), (2, 1, 1, 0));
     /// assert_eq!((s.push_waiters, s.pop_waiters), (0, 0));
     /// // header + two 16-byte slots, then (on a 64-byte boundary) the
-    /// // default lease table: a 64-byte head and 64 records
-    /// assert_eq!(s.mmap_size, 384 + 65 * 64);
+    /// // ring's 32 intent records, then the default lease table: a
+    /// // 64-byte head and 64 records
+    /// assert_eq!(s.mmap_size, 384 + 32 * 64 + 65 * 64);
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {
@@ -656,16 +710,16 @@ impl<T: Element> IntQueue<T> {
     }
 }
 
-/// The Int repair cells live in the header (see `layout.rs`).
-impl RepairSource for Header {
+/// The Int repair state: the header's counters and the mapping's intent
+/// records (see `layout.rs`).
+impl RepairSource for Region {
     #[inline]
     fn repair(&self) -> Repair<'_> {
+        let h = self.header();
         Repair {
-            stuck_pos: self.int_stuck_pos(),
-            stuck_since: self.int_stuck_since(),
-            skipped: self.int_skipped(),
-            recoveries: &self.recoveries,
-            after_ns: REPAIR_AFTER_NS,
+            table: records::table(self),
+            skipped: h.int_skipped(),
+            recoveries: &h.recoveries,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! The on-disk (and in-memory) format: a fixed 320-byte header, then the
-//! slot array, then (Str only) the byte arena.
+//! slot array, then (Str only) the byte arena or (Int only, format 7) the
+//! ring's intent records, then the lease table.
 //!
 //! Everything here is `#[repr(C)]`, holds offsets rather than pointers and
 //! uses fixed-width integers, so any language that can map a file can attach.
@@ -147,8 +148,8 @@ pub struct Header {
     pub total_size: u64,
 
     // ---- line 1: consumer side ----
-    /// Int: where consumers start looking for the next item (a hint; see
-    /// the `ring` module). Str: the front side's `word`
+    /// Int: positions claimed by consumers, an exact counter moved by CAS
+    /// (see the `ring` module). Str: the front side's `word`
     /// (see [`StrSide`]).
     pub head: AtomicU64,
     /// Int: pops (and waits) that found the queue empty. Str: part of the
@@ -157,9 +158,10 @@ pub struct Header {
     /// Str: part of the front side. Int: positions given up by slot repair
     /// ([`Header::int_skipped`]).
     pub c0_count: AtomicU64,
-    /// Str: part of the front side. Int: see [`Header::int_stuck_pos`].
+    /// Str: part of the front side. Int: unused (0; format 6 timed stuck
+    /// positions here).
     pub c0_rd: AtomicU64,
-    /// Str: part of the front side. Int: see [`Header::int_stuck_since`].
+    /// Str: part of the front side. Int: unused (0).
     pub c0_wr: AtomicU64,
     /// Str: part of the front side.
     pub c0_used: AtomicU64,
@@ -169,8 +171,8 @@ pub struct Header {
     pub c0_pop_ok: AtomicU64,
 
     // ---- line 2: producer side ----
-    /// Int: where producers start looking for a free slot (a hint, moved
-    /// by a CAS only to reserve a batch). Str: the back side's `word` (see
+    /// Int: positions reserved by producers, an exact counter moved by CAS
+    /// (see the `ring` module). Str: the back side's `word` (see
     /// [`StrSide`]).
     pub tail: AtomicU64,
     /// Int: pushes (and waits) that found the queue full. Str: part of the
@@ -245,19 +247,6 @@ pub struct Header {
 }
 
 impl Header {
-    /// Int: position + 1 of the batch reservation consumers last found
-    /// stuck unpublished, 0 for none (the word is Str's `c0_rd`). See the
-    /// `ring` module docs.
-    pub fn int_stuck_pos(&self) -> &AtomicU64 {
-        &self.c0_rd
-    }
-
-    /// Int: CLOCK_MONOTONIC nanoseconds when that position was first found
-    /// stuck (Str's `c0_wr`).
-    pub fn int_stuck_since(&self) -> &AtomicU64 {
-        &self.c0_wr
-    }
-
     /// Int: positions given up by slot repair; they hold no item and are
     /// subtracted from the push and pop counts (Str's `c0_count`).
     pub fn int_skipped(&self) -> &AtomicU64 {
@@ -448,6 +437,10 @@ pub struct Geometry {
     pub lease_off: u64,
     /// Str: lease data bytes after the table (0 for the Int family).
     pub lease_bytes: u64,
+    /// Int family: offset of the ring's intent records ([`RING_RECORDS`]
+    /// of [`RING_REC_SIZE`] bytes, 64-byte aligned, right after the slots;
+    /// format 7; see `ring/records.rs`). 0 for Str.
+    pub recs_off: u64,
 }
 
 impl Geometry {
@@ -498,6 +491,20 @@ impl Geometry {
             Some(s) => s,
             None => return None,
         };
+        // Int: the ring's intent records, on a cache line after the slots.
+        let (recs_off, body_end) = match variant {
+            Variant::Str => (0, body_end),
+            _ => match body_end.checked_add(63) {
+                Some(s) => {
+                    let off = s & !63;
+                    match off.checked_add(RING_RECORDS * RING_REC_SIZE) {
+                        Some(e) => (off, e),
+                        None => return None,
+                    }
+                }
+                None => return None,
+            },
+        };
         // The lease table starts on a cache line: records are 64 bytes.
         let lease_off = match body_end.checked_add(63) {
             Some(s) => s & !63,
@@ -522,9 +529,17 @@ impl Geometry {
             max_leases,
             lease_off: if max_leases == 0 { 0 } else { lease_off },
             lease_bytes,
+            recs_off,
         })
     }
 }
+
+/// Int family: intent records in the ring's table (format 7): one per
+/// thread and handle that uses the queue, claimed once; record 0 is the
+/// shared overflow record (see `ring/records.rs`).
+pub const RING_RECORDS: u64 = 32;
+/// Bytes per ring intent record (one cache line).
+pub const RING_REC_SIZE: u64 = 64;
 
 /// Lease records a queue gets when its creator asks for no number.
 pub const DEFAULT_MAX_LEASES: u64 = 64;
@@ -600,13 +615,16 @@ mod tests {
     #[test]
     fn geometry_of_int_family_is_header_plus_slots() {
         let g = Geometry::compute_with(Variant::Int64, 1024, 0, 0, 0).unwrap();
-        assert_eq!(g.total_size, 320 + 1024 * 16);
+        // Header, slots, then the ring's 32 intent records (format 7).
+        assert_eq!(g.recs_off, 320 + 1024 * 16);
+        assert_eq!(g.total_size, 320 + 1024 * 16 + 32 * 64);
         let g = Geometry::compute_with(Variant::Int16, 8, 0, 0, 0).unwrap();
-        assert_eq!(g.total_size, 320 + 8 * 8);
+        assert_eq!(g.recs_off, 384);
+        assert_eq!(g.total_size, 384 + 32 * 64);
         // The default lease table: a 64-byte head and 64 records.
         let g = Geometry::compute(Variant::Int16, 8, 0).unwrap();
-        assert_eq!(g.lease_off, 384);
-        assert_eq!(g.total_size, 384 + 65 * 64);
+        assert_eq!(g.lease_off, 384 + 32 * 64);
+        assert_eq!(g.total_size, 384 + 32 * 64 + 65 * 64);
         assert_eq!(g.arena_off, 0);
     }
 

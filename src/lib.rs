@@ -6,7 +6,8 @@
 //! pop concurrently, whatever language they are written in:
 //!
 //! * [`IntQueue<i64>`], [`IntQueue<i32>`], [`IntQueue<i16>`]: lock-free
-//!   (Vyukov's bounded MPMC ring, one CAS per operation). The Perl classes
+//!   (Vyukov's bounded MPMC ring, one CAS per operation and one per batch,
+//!   crash repair only of dead owners' positions). The Perl classes
 //!   are `Data::Queue::Shared::Int`, `::Int32` and `::Int16`.
 //! * [`StrQueue`]: byte strings with a UTF-8 flag, a deque (push and pop at
 //!   both ends) guarded by one futex mutex, bytes in a circular arena
@@ -166,6 +167,9 @@
 //! 0                          320                    header
 //! 320                        capacity * slot_size   slots
 //! 320 + capacity*slot_size   arena_cap (Str only)   string arena
+//! recs_off (Int only: slots  32 * 64                ring intent records
+//!   end, up to a multiple                            (format 7; see the
+//!   of 64)                                           [`ring`] module)
 //! lease_off (body end, up     64 * (max_leases + 1)  lease table (format 6;
 //!   to a multiple of 64)       + lease_bytes          see the [`lease`] module)
 //! ```
@@ -199,9 +203,8 @@
 //!                             empty
 //!  80  u64   c0_count         Int: positions given up by slot repair
 //!                             (`Header::int_skipped`)
-//!  88  u64   c0_rd            Int: 1 + position found stuck, or 0
-//!  96  u64   c0_wr            Int: when (monotonic ns) that position was
-//!                             first found stuck
+//!  88  u64   c0_rd            Int: 0, unused
+//!  96  u64   c0_wr            Int: 0, unused
 //! 104  u64   c0_used .. 120   Int: zero
 //! 128  u64   tail             Int: see the ring module; Str (format 7):
 //!                             the back side, 64 bytes (see below)
@@ -257,8 +260,11 @@
 //! more, reads `pop_waiters` again and, only if its epoch (high 8 bits) is
 //! still the one it incremented in, calls `FUTEX_WAIT` on `pop_futex` with
 //! the value read; afterwards it decrements `pop_waiters` if the epoch is
-//! still its own. A producer, after a successful push, reads `pop_waiters`
-//! (sequentially consistent) and only when its count (low 24 bits) is
+//! still its own (an Int waiter calls `membarrier(GLOBAL_EXPEDITED)`
+//! right after its increment, format 7; see "Waiters" in the [`ring`]
+//! module). A producer, after a successful push (an Int producer: after a
+//! full fence, or none in a process registered for that `membarrier`),
+//! reads `pop_waiters` and only when its count (low 24 bits) is
 //! non-zero increments `pop_futex` and calls `FUTEX_WAKE`. Producers
 //! waiting for room use `push_waiters` and `push_futex` the same way.
 //! Sleepers treat any change of a futex word as a wake-up; its high 8 bits
@@ -281,9 +287,10 @@
 //! less `i` (wrapping in the word's width; format 5), so that all-zero
 //! slots are an empty ring: a creator writes the header only and leaves
 //! the slots, zero in any new mapping, untouched. The rules for claiming, publishing and
-//! freeing a slot, and what `head` and `tail` mean for the integer queues,
-//! are the ring protocol documented in the [`ring`] module; the format
-//! version changes whenever that protocol does.
+//! freeing a slot, what `head` and `tail` mean for the integer queues
+//! (exact counters since format 7), the intent records and the repair of
+//! dead owners' positions are the ring protocol documented in the [`ring`]
+//! module; the format version changes whenever that protocol does.
 //!
 //! ## Str slots and arena
 //!
@@ -419,14 +426,18 @@
 //! The files of the C implementation of the Perl module (first 32-bit
 //! word [`region::C_IMPL_MAGIC`], then its format version 1 or 2) are
 //! refused with an error that names them. Version 6 added the lease table
-//! after the body and the header fields at 272 ..= 296 (see [`lease`]);
-//! version 5's files are refused.
+//! after the body and the header fields at 272 ..= 296 (see [`lease`]).
 //!
-//! Version 7 split the Str queue into two sides with a lock each (see
-//! **Str slots and arena**): the two state copies and `current` of header
-//! lines 1 and 2 became the front and back sides, the lock and its owner
-//! tag moved into them, and `cleared`, `recoveries`, the lock counters and
-//! a new back-lock counter moved to offsets 208 to 244 and 304.
+//! Version 7 changed both kinds. The integer queues' protocol: exact
+//! `head` and `tail` counters, slots published and freed with plain
+//! stores, the ring's intent records after the slots, and repair only of
+//! dead owners' positions (the 50 ms give-up of version 6, timed in
+//! `c0_rd`/`c0_wr`, is gone). The Str queue was split into two sides with
+//! a lock each (see **Str slots and arena**): the two state copies and
+//! `current` of header lines 1 and 2 became the front and back sides, the
+//! lock and its owner tag moved into them, and `cleared`, `recoveries`,
+//! the lock counters and a new back-lock counter moved to offsets 208 to
+//! 244 and 304. Files of version 6 and older are refused.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]

@@ -8,7 +8,7 @@
 pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{fence, AtomicI64, AtomicU32, AtomicU64};
+pub(crate) use std::sync::atomic::{fence, AtomicU32, AtomicU64};
 
 pub(crate) use std::sync::atomic::Ordering;
 

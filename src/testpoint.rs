@@ -7,7 +7,8 @@
 //!
 //! * `create_after_reserve`, `create_before_magic`: creating a file (read
 //!   when reached; see [`at`]).
-//! * `int_push_claimed`, `int_pop_claimed`, `int_push_reserved`: inside the
+//! * `int_push_recorded`, `int_push_claimed`, `int_push_mid_run`,
+//!   `int_pop_recorded`, `int_pop_claimed`, `int_pop_mid_run`: inside the
 //!   integer ring ([`Hook`], read when an `IntQueue` handle is made).
 //! * `str_lock_held`, `str_lock_stop`, `str_after_bytes`, `str_mid_commit`,
 //!   `str_after_commit`, `str_after_reset`: inside a Str operation ([`KillPoint`], read when a
@@ -25,9 +26,12 @@
 pub(crate) enum Point {
     CreateAfterReserve,
     CreateBeforeMagic,
+    IntPushRecorded,
     IntPushClaimed,
+    IntPushMidRun,
+    IntPopRecorded,
     IntPopClaimed,
-    IntPushReserved,
+    IntPopMidRun,
     StrLockHeld,
     StrLockStop,
     StrAfterBytes,
@@ -46,12 +50,15 @@ pub(crate) enum Point {
 }
 
 /// The names of [`Point`]s, as the variable spells them.
-const NAMES: [(&[u8], Point); 20] = [
+const NAMES: [(&[u8], Point); 23] = [
     (b"create_after_reserve", Point::CreateAfterReserve),
     (b"create_before_magic", Point::CreateBeforeMagic),
+    (b"int_push_recorded", Point::IntPushRecorded),
     (b"int_push_claimed", Point::IntPushClaimed),
+    (b"int_push_mid_run", Point::IntPushMidRun),
+    (b"int_pop_recorded", Point::IntPopRecorded),
     (b"int_pop_claimed", Point::IntPopClaimed),
-    (b"int_push_reserved", Point::IntPushReserved),
+    (b"int_pop_mid_run", Point::IntPopMidRun),
     (b"str_lock_held", Point::StrLockHeld),
     (b"str_lock_stop", Point::StrLockStop),
     (b"str_after_bytes", Point::StrAfterBytes),
@@ -121,23 +128,61 @@ pub(crate) fn kill_self() -> ! {
 pub enum Hook {
     /// No hook.
     None,
-    /// After a push's slot CAS, before the `tail` hint moves.
+    /// A push (single or batch) has written its intent record, before
+    /// its `tail` CAS: nothing is reserved.
+    PushRecorded,
+    /// A push (single or batch) has reserved its positions with the
+    /// `tail` CAS, before it stores any value: a hole per position.
     PushClaimed,
-    /// After a pop's slot CAS, before the `head` hint moves (the item dies
-    /// with the process, as any item a consumer has received).
+    /// A batch push of two or more has published the first position of
+    /// its run, not the others.
+    PushMidRun,
+    /// A pop has written its intent record, before its `head` CAS.
+    PopRecorded,
+    /// A pop (single or batch) has claimed its positions with the `head`
+    /// CAS, before it frees any slot (its items die with the process, as
+    /// any item a consumer has received).
     PopClaimed,
-    /// Inside a batch push, after reserving the run and publishing its
-    /// first item.
-    PushReserved,
+    /// A batch pop of two or more has freed the first slot of its run.
+    PopMidRun,
+}
+
+/// Whether the Int point was named with `:stop` (see [`Hook::from_env`]).
+static HOOK_STOPS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A ring hook was reached: SIGKILL, or with `:stop` SIGSTOP (the
+/// operation goes on after SIGCONT: a live, stopped owner).
+#[cold]
+#[inline(never)]
+pub(crate) fn ring_hook_reached() {
+    if HOOK_STOPS.load(std::sync::atomic::Ordering::Relaxed) {
+        // SAFETY: plain syscalls; we stop until somebody sends SIGCONT.
+        unsafe { libc::kill(libc::getpid(), libc::SIGSTOP) };
+        return;
+    }
+    kill_self();
 }
 
 impl Hook {
-    /// The Int point `DQS_TEST_KILL_POINT` names, or `None`.
+    /// The Int point `DQS_TEST_KILL_POINT` names, or `None`. An Int point
+    /// name followed by `:stop` (`int_push_claimed:stop`) stops the
+    /// process there instead of killing it.
     pub(crate) fn from_env() -> Self {
-        match armed() {
+        let stop = std::env::var_os("DQS_TEST_KILL_POINT").and_then(|v| {
+            let b = v.as_encoded_bytes();
+            let name = b.strip_suffix(b":stop")?;
+            NAMES.iter().find(|(n, _)| *n == name).map(|&(_, p)| p)
+        });
+        if stop.is_some() {
+            HOOK_STOPS.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        match stop.or_else(armed) {
+            Some(Point::IntPushRecorded) => Hook::PushRecorded,
             Some(Point::IntPushClaimed) => Hook::PushClaimed,
+            Some(Point::IntPushMidRun) => Hook::PushMidRun,
+            Some(Point::IntPopRecorded) => Hook::PopRecorded,
             Some(Point::IntPopClaimed) => Hook::PopClaimed,
-            Some(Point::IntPushReserved) => Hook::PushReserved,
+            Some(Point::IntPopMidRun) => Hook::PopMidRun,
             _ => Hook::None,
         }
     }

@@ -9,10 +9,16 @@
 //! waiting) costs one plain load and no syscall. Producers blocked on a full
 //! queue use the mirror-image pair `push_waiters` / `push_futex`.
 //!
-//! A position reserved but not yet published ([`Miss::InFlight`]) is not
-//! a state to sleep in (its publisher's wake check may already be behind
-//! it), so the waiter spins, then yields, then naps briefly until it
-//! settles (the ring gives such a position up if it stays stuck).
+//! A position owned but not yet finished ([`Miss::InFlight`]) is not a
+//! state to sleep in (its owner's wake check may already be behind it),
+//! so the waiter spins, then yields, then naps briefly until it settles
+//! (the ring repairs such a position once its owner is dead).
+//!
+//! The Int ring finishes its operations with plain stores, not a CAS, so
+//! its waits use [`block_on_fenced`]: the sleeper issues the heavy half of
+//! the lock's asymmetric barrier (`membarrier`) after announcing itself,
+//! the waker the light half after its stores (see "Waiters" in the ring's
+//! module docs).
 //!
 //! # Waiters that die
 //!
@@ -102,9 +108,10 @@ pub enum Miss {
     /// Really full (push) or really empty (pop): a sleeper will be woken by
     /// the next change.
     Settled,
-    /// Pop only: the next position is reserved by a batch producer that
-    /// has not published it yet. Spin and retry; a position stuck for
-    /// [`REPAIR_AFTER_NS`](crate::ring::REPAIR_AFTER_NS) is given up by the retry.
+    /// The next position is owned by a peer that has not finished it yet
+    /// (Int: a producer that reserved it and has not published it, or a
+    /// consumer that claimed last lap's item and has not freed the slot).
+    /// Spin and retry; the ring repairs it once its owner is dead.
     InFlight,
 }
 
@@ -274,6 +281,28 @@ impl Backoff {
 pub fn block_on<R>(
     side: Side<'_>,
     deadline: &Deadline,
+    attempt: impl FnMut() -> Result<R, Miss>,
+) -> Waited<R> {
+    block_on_as(side, deadline, false, attempt)
+}
+
+/// [`block_on`] for a side whose wakers finish with plain stores and the
+/// light half of the lock's asymmetric barrier (the Int ring, format 7):
+/// the sleeper issues the heavy half after announcing itself, and when
+/// that fails sleeps at most [`FALLBACK_NS`](crate::lock::FALLBACK_NS) at
+/// a time (see "Waiters" in the ring's module docs).
+pub fn block_on_fenced<R>(
+    side: Side<'_>,
+    deadline: &Deadline,
+    attempt: impl FnMut() -> Result<R, Miss>,
+) -> Waited<R> {
+    block_on_as(side, deadline, true, attempt)
+}
+
+fn block_on_as<R>(
+    side: Side<'_>,
+    deadline: &Deadline,
+    heavy: bool,
     mut attempt: impl FnMut() -> Result<R, Miss>,
 ) -> Waited<R> {
     let mut backoff = Backoff::new();
@@ -303,6 +332,9 @@ pub fn block_on<R>(
             continue;
         }
         let epoch = side.announce();
+        // SYNC POINT (fenced sides): the heavy half of the barrier after
+        // the announcement, before the re-check.
+        let fenced = !heavy || crate::lock::barrier::heavy();
         let seen = side.futex.load(Ordering::SeqCst);
         let r = match attempt() {
             Ok(r) => Some(Ok(r)),
@@ -315,7 +347,13 @@ pub fn block_on<R>(
         // before our look here has dropped our count, and then nobody
         // would wake us for the next item.
         let slept = if r.is_none() && side.announced_in(epoch) {
-            futex::wait_interruptible(side.futex, seen, deadline)
+            if fenced {
+                futex::wait_interruptible(side.futex, seen, deadline)
+            } else {
+                let capped =
+                    Deadline::after_secs(crate::lock::FALLBACK_NS as f64 / 1e9).earliest(*deadline);
+                futex::wait_interruptible(side.futex, seen, &capped)
+            }
         } else {
             WaitResult::Woken
         };

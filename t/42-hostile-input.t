@@ -96,7 +96,8 @@ subtest 'attach refuses wrong geometry in the header' => sub {
             my ($cap, $acap) = @_;
             $acap //= $arena;
             my $end = HEADER_SIZE + $cap * $slot;
-            my $lease_off = ($end + ($str ? $acap : 0) + 63) & ~63;
+            # Int (format 7): the ring's 32 intent records come first.
+            my $lease_off = (($end + ($str ? $acap : 0) + 63) & ~63) + ($str ? 0 : 32 * 64);
             return (capacity => $cap, arena_cap => $acap, arena_off => $str ? $end : 0,
                     lease_off => $lease_off, total_size => $lease_off + 65 * 64 + $lease_bytes);
         };

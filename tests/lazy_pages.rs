@@ -41,11 +41,12 @@ fn mapping_rss_kib(base: usize) -> u64 {
 fn check<T: Element>(what: &str, q: &IntQueue<T>) {
     let base = std::ptr::from_ref(q.region().header()) as usize;
     let len = q.region().mapped_len();
-    // Header and slots, then (format 6) the default lease table: a
-    // 64-byte head and 64 records on a 64-byte boundary.
+    // Header and slots, then (format 7) the ring's 32 intent records on
+    // a 64-byte boundary, then (format 6) the default lease table: a
+    // 64-byte head and 64 records.
     let body = data_queue_shared::layout::HEADER_SIZE as u64
         + SLOTS * std::mem::size_of::<T::Slot>() as u64;
-    assert_eq!(len, ((body + 63) & !63) + 65 * 64);
+    assert_eq!(len, ((body + 63) & !63) + 32 * 64 + 65 * 64);
     let created = mapping_rss_kib(base);
     assert!(
         created <= 64,

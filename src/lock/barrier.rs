@@ -20,7 +20,7 @@ pub(super) fn register() {
 /// The unlocking side, between its store of the word and its read of
 /// the count: a compiler barrier in a registered process, else a fence.
 #[inline(always)]
-pub(super) fn light() {
+pub(crate) fn light() {
     // (Never registered under loom: there the fence always.)
     if FENCELESS.load(Ordering::Relaxed) {
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
@@ -33,7 +33,7 @@ pub(super) fn light() {
 /// a fence here and one on every CPU running a registered process.
 /// False when the kernel refused the latter (then a registered
 /// holder's read may miss the count).
-pub(super) fn heavy() -> bool {
+pub(crate) fn heavy() -> bool {
     fence(Ordering::SeqCst);
     membarrier_global()
 }

@@ -135,7 +135,7 @@
 use crate::futex::{self, Deadline};
 use crate::sync::{spin_hint, spin_rounds, AtomicU32, Ordering};
 
-mod barrier;
+pub(crate) mod barrier;
 mod identity;
 mod liveness;
 mod robust;

@@ -28,11 +28,10 @@
 //!   exactly as the Str hot paths make them (`try_acquire_robust`,
 //!   `unlock`, `wake_one`) are modelled on their own.
 //! * `ring.rs`, the real ring with its neighbours: a producer blocks on a
-//!   full ring and a consumer on an empty one, both finish; the Int64 slot
-//!   (its 16-byte CAS emulated on one loom word, `ring/slot.rs`) against
-//!   producers and the give-up CAS; the repair of a dead batch reservation
-//!   after a real stuck interval (the loom clock ticks once per reading),
-//!   not only the give-up-at-once form.
+//!   full ring and a consumer on an empty one, both finish, with the
+//!   ring's plain publish and free stores and the asymmetric barrier's two
+//!   halves as the code has them (format 7); the Int64 slot's two stores
+//!   against two producers.
 //! * `strq.rs`, the Str queue's two sides (format 7): a producer and a
 //!   consumer on their own locks, each reading only the other side's word,
 //!   move every item once and in order, and loom finds no slot or arena

@@ -1,5 +1,6 @@
 //! Bounded MPMC ring of integers in shared memory, built so that a process
-//! killed at any instruction cannot wedge it.
+//! killed at any instruction cannot wedge it, with one locked instruction
+//! per operation and per batch (format 7).
 //!
 //! # Slots
 //!
@@ -11,86 +12,131 @@
 //! * taken (or given up by a repair) when `seq == p + capacity`, which is
 //!   "free" for the producer of the next lap, `p + capacity`.
 //!
-//! A slot **stores `seq - i`**, its sequence less its own index (format
-//! 5; earlier formats stored `seq`). The stored value for position `p` is
-//! then `p & !(capacity - 1)`, the position of its lap's slot 0, plus 0,
-//! 1 or `capacity` (`Ring::lap` computes it; every comparison
-//! with and every write of a sequence goes through it). The point is
-//! creation: slot `i` starts free for position `i`, which stores 0, so
-//! zeroed memory is an empty ring. New anonymous, memfd and file pages
-//! are zero, so a new queue writes its header and nothing else (a 2^20
-//! slot Int queue: no 16 MiB initialisation pass), and a queue costs
-//! resident memory only for the slots it has used. Differences between a
-//! stored value and a position's are the same as between the sequence
-//! and the position, so everything below reads as if slots stored `seq`.
+//! A slot **stores `seq - i`**, its sequence less its own index (since
+//! format 5). The stored value for position `p` is then
+//! `p & !(capacity - 1)`, the position of its lap's slot 0, plus 0, 1 or
+//! `capacity` (`Ring::lap` computes it). Slot `i` starts free for
+//! position `i`, which stores 0, so zeroed memory is an empty ring: a new
+//! queue writes its header and nothing else, and costs resident memory
+//! only for the slots it has used. Differences between a stored value and
+//! a position's are the same as between the sequence and the position,
+//! so everything below reads as if slots stored `seq`.
 //!
-//! This is the slot protocol of Dmitry Vyukov's bounded MPMC queue (as in
-//! crossbeam's `ArrayQueue`), with one change that makes it crash-safe: a
-//! position is claimed on the **slot**, not on a counter. A producer
-//! publishes with one compare-and-swap of the whole slot from
-//! `(seq = p, old value)` to `(seq = p + 1, value)` (a 16-byte CAS for
-//! Int64 slots, an 8-byte CAS of the one word of Int32 and Int16 slots); a
-//! consumer takes with one CAS of the sequence from `p + 1` to
-//! `p + capacity`, after reading the value it guards. So no state exists
-//! in which a position is owned by a process but not yet filled or not yet
-//! released: a process killed anywhere leaves every slot either free,
-//! published or taken, and everybody else goes on.
+//! # Counters are authoritative
 //!
-//! # Counters are hints
+//! This is Dmitry Vyukov's bounded MPMC queue (as crossbeam's
+//! `ArrayQueue`), with runs: `tail` counts the positions producers have
+//! reserved, `head` the positions consumers have claimed, both only ever
+//! moved forward by a CAS. A push of a run of `m` values (a single push
+//! is a run of 1):
 //!
-//! `head` and `tail` only say where to start looking. After a successful
-//! CAS the winner stores `p + 1` into the counter (a plain store); anybody
-//! who finds the slot at the counter already published (producers) or
-//! taken (consumers) steps forward. A process killed between its slot CAS
-//! and its counter store leaves the counter one behind, which the next
-//! caller steps over. A process *preempted* there moves the counter back
-//! when it runs again, by as far as its peers got meanwhile: millions of
-//! positions on a busy ring. So a walk that has stepped a few times
-//! leaps: a doubling search, then a bisection, finds the end of the run of
-//! finished slots in about `2 log2(lag)` looks (`Ring::leap`), and
-//! writes it back. The walk only ever passes slots that were finished for
-//! their position, so positions are still filled and emptied in order:
-//! FIFO holds. [`Ring::pushed`] and [`Ring::popped`] settle the hint by
-//! the same walk. (On narrow slots a counter that lags by more than 2^31
-//! positions reads as ahead of the ring; the slot it points at shows that,
-//! and the walk starts again from the slot's own position: see
-//! `Ring::rebase`.)
+//! 1. loads `tail == t` and checks that the slots of `t .. t + m` are
+//!    free for those positions (Acquire loads of their sequences);
+//! 2. writes its intent record: producer range `[t, t + m)` (see
+//!    "Repair");
+//! 3. CASes `tail` from `t` to `t + m` (the one locked instruction);
+//! 4. stores each value and then, with a Release store, the slot's
+//!    sequence `p + 1`. An Int64 slot is two plain stores (value word,
+//!    then sequence word), an Int32 or Int16 slot one.
 //!
-//! # Batches
+//! A pop of up to `m` items loads `head == h`, checks that the slots of
+//! `h .. h + m` are published, writes its consumer range `[h, h + m)`,
+//! CASes `head` from `h` to `h + m`, reads the values and frees each slot
+//! with a Release store of `p + capacity`. Whoever wins a counter CAS
+//! owns its positions: nobody else writes their slots, so the stores need
+//! no CAS. The check before the CAS is exact because the counters never
+//! go back: if `tail` is still `t` at the CAS, no position from `t` on
+//! is reserved, and a free slot stays free until its reserver publishes.
 //!
-//! [`Ring::try_push_batch`] reserves a run with one CAS of `tail` (the
-//! lever of the LCRQ-style deques: one contended step for N items), after
-//! checking that the run's slots are free, then publishes each slot with
-//! its own, uncontended, CAS. That reservation is the one state a killed
-//! process can leave behind: reserved positions that will never be
-//! published. A consumer that finds the position it needs reserved but
-//! unpublished ([`Miss::InFlight`]) waits; when the same position has been
-//! stuck for [`REPAIR_AFTER_NS`] it gives the position up with a CAS of the
-//! sequence from `p` to `p + capacity` (counted in `recoveries`), and hands
-//! the clock on to `p + 1`: the rest of a dead run has been stuck as long,
-//! so each further unpublished position is given up at once rather than
-//! after another wait (a live producer's fresh reservation right behind a
-//! dead run may be given up too; it then places its items again). Because
-//! publishing is a CAS from `seq == p`, a producer that was only slow can
-//! never overwrite a given-up slot: its CAS fails and it publishes that
-//! item at its next reserved position, or in a new run, so nothing is lost
-//! or duplicated and each producer's items keep their order. The bound is
-//! therefore a speed trade-off, never a correctness one: 50 ms after
-//! consumers first find a dead batch producer's hole, they pass all of it.
+//! A producer that finds the slot at `tail` still holding last lap's item
+//! reads `head`: at most `t - capacity`, the ring is full
+//! ([`Miss::Settled`]); past it, a consumer has claimed that item and
+//! not yet freed the slot ([`Miss::InFlight`]: wait, or repair). A
+//! consumer that finds the slot at `head` unpublished reads `tail`: not
+//! past `h`, the ring is empty; past it, a producer has reserved `h` and
+//! not yet published it ([`Miss::InFlight`]).
 //!
-//! Batch pops take slot by slot (one CAS per item, no counter
-//! reservation): a consumer that reserved a run with a counter step and
-//! died would strand items no one could hand out again without risking a
-//! duplicate.
+//! The counters are exact, so the sizes are too: `tail - head` items are
+//! in the ring (or on their way in or out), [`Ring::pushed`] is `tail`,
+//! [`Ring::popped`] is `head`; given-up positions are counted apart.
+//!
+//! # Repair
+//!
+//! A process killed between its counter CAS and its last slot store leaves
+//! positions that are owned but never finished: a producer's hole (its
+//! consumers wait at it) or a consumer's unfreed slots (the producers of
+//! the next lap wait at them). These are repaired only when their owner
+//! is **dead**, never by time: that is what makes the plain stores safe,
+//! as a live owner's store can never land on a slot that was repaired
+//! under it.
+//!
+//! Owners are known from the intent records (`records.rs`): a table of
+//! records in the mapping, one per participant (a thread of a process,
+//! for one handle), each on its own cache line, holding the owner's tag
+//! (`pid << 32 | start time`, as the lock's) and its current producer and
+//! consumer ranges. A participant writes its range before its counter CAS
+//! (whose Release publishes it); a repairer reads the counter that shows
+//! the position taken (Acquire), then the records, so the owner's record
+//! is visible to it. A record goes on covering its last range after the
+//! operation (harmless: those positions are finished); after a failed CAS
+//! it is rewritten or emptied, so a live record only ever covers positions
+//! its owner took or is about to try for.
+//!
+//! A consumer at position `p` that finds `p` reserved but unpublished
+//! spins briefly, then asks whether a record of a *live* owner (the lock's
+//! test: `kill(pid, 0)`, `/proc/<pid>/stat` state and start time) covers
+//! `p` on the producer side. If one does, it reports [`Miss::InFlight`]
+//! (waiters wait). If none does, the reserver is dead: the consumer claims
+//! `p` like an item (its own record, a `head` CAS) and gives it up with a
+//! CAS of the sequence from `p` to `p + capacity`, counted in `recoveries`
+//! and `skipped` (a given-up position holds no item: it counts neither as
+//! a push nor as a pop). Symmetrically, a producer that finds last lap's
+//! item claimed but not freed, and no live consumer record covering it,
+//! frees the slot by CAS (the item went with the dead consumer, as any
+//! item a process pops and then dies with; counted in `recoveries`). That
+//! CAS also accepts a slot still unpublished (a repairer that died between
+//! its `head` CAS and its give-up), and then counts it as skipped.
+//!
+//! A stopped (SIGSTOP) or merely slow owner is alive: its positions wait
+//! for it, as a held lock would. A record written by a process stopped
+//! between its record and its CAS covers positions it never got; a dead
+//! reserver's hole under such a record waits for that process too. A
+//! record whose tag changes while a repairer reads it (a claim of a dead
+//! owner's record) counts as live: the repairer asks again later.
+//!
+//! Claiming records, the overflow record for when the table is full of
+//! live owners, and fork are in `records.rs` and `intq.rs`.
+//!
+//! # Waiters
+//!
+//! The waiters of `wait.rs` need the classic pairing: a producer's publish
+//! followed by its read of the consumers' waiter count, against a
+//! sleeper's announcement followed by its re-check of the ring. A plain
+//! Release store does not order a later load, and a fence per operation
+//! would cost about as much as the CAS saved. So the barrier is the
+//! lock's asymmetric one (`lock/barrier.rs`): after its stores the
+//! finishing side needs only a compiler barrier (a real fence in a process
+//! not registered for `membarrier`), and a sleeper, after announcing
+//! itself, calls `membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED)`, which
+//! runs a full barrier on every CPU running a registered process. Either
+//! the publisher's read of the count comes after that barrier on its CPU
+//! and sees the announcement, or its store came before it and the
+//! sleeper's re-check sees the slot. A sleeper whose `membarrier` failed
+//! sleeps at most [`FALLBACK_NS`](crate::lock::FALLBACK_NS) at a time.
 //!
 //! # Narrow slots
 //!
 //! Int32 and Int16 slots keep a 32-bit sequence: `seq - pos` is taken in
 //! wrapping 32-bit arithmetic and read as signed, which is exact while the
-//! capacity stays below 2^31 (capped at 2^30). A producer stopped for
-//! exactly a multiple of 2^32 operations between reading a slot and its
-//! CAS could mistake a later lap's free slot for its own; it would still
-//! publish into a free slot, only out of turn.
+//! capacity stays below 2^31 (capped at 2^30). The counters are 64-bit
+//! and every check is followed by a CAS of one, so a process stopped
+//! across 2^32 operations fails its CAS instead of misreading a slot.
+//!
+//! # Hostile memory
+//!
+//! Every index is masked and every loop bounded ([`MAX_TRIES`]): garbage
+//! counters, sequences or records make a call report full or empty (or
+//! in flight), never read out of bounds or spin for ever.
 //!
 //! The waiting side (futex sleep when full or empty) lives in `wait.rs`
 //! and `intq.rs`; the ring only offers non-blocking operations plus what
@@ -102,39 +148,25 @@ pub(crate) mod fixture;
 #[cfg(all(test, loom))]
 mod loom;
 mod noted;
+pub mod records;
 mod repair;
 mod slot;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
+pub use records::Record;
 pub use repair::{Repair, RepairSource};
 #[cfg(test)]
 pub(crate) use slot::heap_slots;
 pub use slot::{Slot16, Slot32, Slot64, SlotOps};
 
-use crate::sync::{spin_hint, AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
+use records::Side;
 
-/// A reserved position stuck unpublished this long (same position, seen
-/// by consumers) is given up. See the module docs.
-pub const REPAIR_AFTER_NS: u64 = 50_000_000;
-
-/// Walk steps after which a call gives up on a ring whose shared state
-/// makes no sense (hostile or corrupted memory): far more than any number
-/// of real concurrent peers can cause.
-const MAX_WALK: u32 = 1 << 16;
-
-/// Walk steps over done positions after which a walk stops stepping one
-/// position at a time and searches for the end of the done run
-/// ([`Ring::leap`]). Real contention rarely passes a few positions; a
-/// hint written back late by a preempted process can lag by millions.
-/// Loom models leap at once, to check the search under every schedule.
-const LEAP_AFTER: u32 = if cfg!(loom) { 0 } else { 16 };
-
-/// Leaps one walk may take (each about a hundred looks at most; one finds
-/// a real frontier, a few more follow one that peers move meanwhile);
-/// later steps go one at a time again, so hostile memory that makes every
-/// position look done costs a walk little more than [`MAX_WALK`] looks.
-const MAX_LEAPS: u32 = 8;
+/// Attempts after which a call gives up on a ring whose shared state makes
+/// no sense (hostile or corrupted memory), or that peers keep moving
+/// under it: far more than any real contention causes.
+pub const MAX_TRIES: u32 = 1 << 16;
 
 /// One element type with its slot layout. Implemented for `i64`, `i32`,
 /// `i16`; sealed.
@@ -164,8 +196,8 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     fn from_i64(v: i64) -> Self;
     /// Widening conversion to i64.
     fn to_i64(self) -> i64;
-    /// Whether this CPU can run the slot's atomic operations (the Int64
-    /// slot needs a 16-byte compare-and-swap).
+    /// Whether this CPU can run the slot's atomic operations (all can
+    /// since format 7, which dropped the Int64 slot's 16-byte CAS).
     fn supported() -> bool {
         true
     }
@@ -184,31 +216,45 @@ pub use crate::wait::Miss;
 /// `DQS_TEST_KILL_POINT` in the test-point module).
 pub use crate::testpoint::Hook;
 
-/// The ring: views of the head and tail hints and the slot array.
+/// The ring: views of the `head` and `tail` counters, the slot array and
+/// this participant's intent record.
 ///
-/// The counters and slots usually live in a shared mapping; the ring only
-/// borrows them.
+/// The counters, slots and records usually live in a shared mapping; the
+/// ring only borrows them. `Copy`, so that the cold paths take it by value:
+/// a `&self` call would make the fast paths lay the ring out in memory
+/// before their first load.
 pub struct Ring<'a, T: Element> {
     head: &'a AtomicU64,
     tail: &'a AtomicU64,
     slots: &'a [T::Slot],
     mask: u64,
+    rec: Option<&'a Record>,
     repair: Option<&'a dyn RepairSource>,
     hook: Hook,
 }
 
-/// [`Ring`]'s fields but the mask (see `Ring::parts`).
-type Parts<'a, T> = (
-    &'a AtomicU64,
-    &'a AtomicU64,
-    &'a [<T as Element>::Slot],
-    Option<&'a dyn RepairSource>,
-    Hook,
-);
+impl<T: Element> Clone for Ring<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Element> Copy for Ring<'_, T> {}
+
+/// What a consumer does after finding its position not published.
+pub(super) enum Step {
+    /// Look again (the ring moved, or a hole was repaired).
+    Retry,
+    /// Report this.
+    Miss(Miss),
+    /// A repairer's claim found the position published after all: it owns
+    /// this item (position) now and must take it.
+    Claimed(u64),
+}
 
 impl<'a, T: Element> Ring<'a, T> {
-    /// A ring over `slots` (whose length is a power of two), without
-    /// repair of stuck reservations (a stuck position stays
+    /// A ring over `slots` (whose length is a power of two), with no
+    /// intent record and no repair (a stuck position stays
     /// [`Miss::InFlight`]).
     pub fn new(head: &'a AtomicU64, tail: &'a AtomicU64, slots: &'a [T::Slot]) -> Self {
         debug_assert!(slots.len().is_power_of_two());
@@ -217,12 +263,21 @@ impl<'a, T: Element> Ring<'a, T> {
             tail,
             slots,
             mask: slots.len() as u64 - 1,
+            rec: None,
             repair: None,
             hook: Hook::None,
         }
     }
 
-    /// The same ring, giving up stuck reservations as `repair` says.
+    /// The same ring, announcing this participant's ranges in `rec`
+    /// (which no other thread may use meanwhile).
+    #[inline(always)]
+    pub fn with_record(mut self, rec: &'a Record) -> Self {
+        self.rec = Some(rec);
+        self
+    }
+
+    /// The same ring, repairing dead owners' positions as `repair` says.
     #[inline(always)]
     pub fn with_repair(mut self, repair: &'a dyn RepairSource) -> Self {
         self.repair = Some(repair);
@@ -238,20 +293,16 @@ impl<'a, T: Element> Ring<'a, T> {
 
     /// Set both counters to 0. Create only: the slots need nothing, zeroed
     /// memory is every slot free for lap 0 (see "Slots" in the module
-    /// docs), so a new queue touches no slot page.
+    /// docs).
     pub fn init(&self) {
         self.head.store(0, Ordering::Relaxed);
         self.tail.store(0, Ordering::Relaxed);
     }
 
-    /// What the slot of `pos` stores for it: `pos` less the slot's index,
-    /// the position of the lap's slot 0 (see "Slots" in the module docs).
-    /// Compare and set slot sequences against this, never against `pos`.
+    /// What the slot of `pos` stores when free for it: `pos` less the
+    /// slot's index (see "Slots" in the module docs).
     #[inline(always)]
     fn lap(&self, pos: u64) -> u64 {
-        // As `pos & !mask`, but from the index the slot lookup computes
-        // anyway: no second mask to keep in a register (9 -> 5 more
-        // instructions per push+pop pair than format 4, callgrind).
         pos.wrapping_sub(pos & self.mask)
     }
 
@@ -272,199 +323,147 @@ impl<'a, T: Element> Ring<'a, T> {
     fn hit(&self, here: Hook) {
         // `here` is never `None`: one compare.
         if self.hook == here {
-            crate::testpoint::kill_self();
+            crate::testpoint::ring_hook_reached();
         }
     }
 
-    /// Where to look after finding `pos` already done (published for a
-    /// producer, `lag == 0`; taken for a consumer, `lag == 1`) on the
-    /// `walked`th step: the next position, or, for [`MAX_LEAPS`] steps
-    /// once the walk is long, the end of the done run found by
-    /// [`leap`](Self::leap). (Not the hint, even if it moved ahead: a hint
-    /// can come from another 2^32 lap of a narrow ring, see `rebase`.)
+    /// Write this participant's range on `side` (see "Repair").
     #[inline(always)]
-    fn step(&self, hint: &AtomicU64, pos: u64, lag: u64, walked: u32) -> u64 {
-        if walked.wrapping_sub(LEAP_AFTER) < MAX_LEAPS {
-            Self::leap(self.slots, hint, pos, lag)
-        } else {
-            pos.wrapping_add(1)
+    fn note(&self, side: Side, lo: u64, n: u64) {
+        if let Some(r) = self.rec {
+            r.note(side, lo, n);
         }
     }
 
-    /// The first position after `pos` (done) that is not done, found with
-    /// a doubling search and then a bisection instead of a step at a time.
-    ///
-    /// A hint can lag far behind: a process preempted between its slot
-    /// CAS and its plain hint store writes back a position peers passed
-    /// long ago. Taken positions form a prefix (a consumer never passes a
-    /// published slot), and so do published ones apart from reserved
-    /// slots of batches in flight, which a producer may pass: their
-    /// reserver fills them or a consumer gives them up. So `done` is true
-    /// below the frontier and false from it, and the search finds it in
-    /// about `2 log2(distance)` looks. The frontier only moves forward, so
-    /// the answer is never past the real frontier: a consumer cannot skip
-    /// an item. The answer is written back to the hint (if still ahead of
-    /// it) for the peers. Strides stop doubling at the slot's
-    /// [`STRIDE`](SlotOps::STRIDE).
-    ///
-    /// Takes the slots, not `self`, so the fast paths that may call it
-    /// never have to lay the ring out in memory (see `unpublished_at`).
-    #[cold]
-    #[inline(never)]
-    fn leap(slots: &[T::Slot], hint: &AtomicU64, pos: u64, lag: u64) -> u64 {
-        let mask = slots.len() as u64 - 1;
-        let slot = |q: u64| &slots[(q & mask) as usize];
-        // Whether position `q` is done: its slot has moved past `q + lag`.
-        let done = |q: u64| {
-            let s = slot(q);
-            s.diff(s.seq(), (q & !mask).wrapping_add(lag)) > 0
-        };
-        let mut lo = pos;
-        let mut gap = 1u64;
-        let mut hi = None;
-        // 64 doublings and capped strides: far beyond any real lag, and a
-        // bound for hostile memory where every position looks done.
-        for _ in 0..64 {
-            let q = lo.wrapping_add(gap);
-            if !done(q) {
-                hi = Some(q);
-                break;
-            }
-            lo = q;
-            gap = (gap * 2).min(T::Slot::STRIDE);
-        }
-        let Some(mut hi) = hi else {
-            return lo.wrapping_add(1);
-        };
-        // Invariant: `lo` done, `hi` not; `hi - lo` fits the cap.
-        while hi.wrapping_sub(lo) > 1 {
-            let mid = lo.wrapping_add(hi.wrapping_sub(lo) / 2);
-            if done(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        let h = hint.load(Ordering::Relaxed);
-        if slot(h).diff(hi, h) > 0 {
-            hint.store(hi, Ordering::Relaxed);
-        }
-        hi
-    }
-
-    /// Whether a slot found `d` from the position of one side (`lag` as
-    /// in [`step`](Self::step)) is further behind it than any real
-    /// schedule leaves one: a consumer's slot is always free for its
-    /// position or later (`d >= -1`), a producer's holds at least last
-    /// lap's position (`d >= -capacity`). Then [`rebase`](Self::rebase).
+    /// Empty this participant's range on `side` (leaving after a failed
+    /// CAS).
     #[inline(always)]
-    fn behind(&self, d: i64, lag: u64) -> bool {
-        d < if lag == 0 {
-            -(self.capacity() as i64)
-        } else {
-            -1
+    fn unnote(&self, side: Side) {
+        if let Some(r) = self.rec {
+            r.clear(side);
         }
     }
 
-    /// Where to look again when position `pos` of one side found its slot
-    /// `d` [`behind`](Self::behind) it.
-    ///
-    /// Only a hint from another lap of the slots' sequences does that
-    /// (or scribbled memory). Positions are 64 bits, the sequences of
-    /// Int32 and Int16 slots 32: a process stopped between its slot CAS
-    /// and its hint store for more than 2^31 operations writes back a
-    /// position that the sequences read as ahead of the ring. The slot
-    /// itself says where the ring is: its sequence is within a capacity
-    /// of both frontiers, so a capacity before it is never past either,
-    /// and the walk (leaping) goes on from there. A narrow ring's
-    /// positions then continue on the hint's 2^32 lap, which the slots
-    /// cannot tell from the true one: every comparison of positions is
-    /// made in the slots' width.
-    ///
-    /// `None` once the walk has `walked` past its leaping part: a real
-    /// hint needs one new start, early; later ones only come from
-    /// scribbled memory, where going on would walk to [`MAX_WALK`].
+    /// Whether position `p`'s slot is free for its producer.
     #[inline(always)]
-    fn rebase(&self, pos: u64, lag: u64, d: i64, walked: u32) -> Option<u64> {
-        (walked < LEAP_AFTER + MAX_LEAPS).then(|| {
-            pos.wrapping_add(lag)
-                .wrapping_add_signed(d)
-                .wrapping_sub(self.capacity())
-        })
+    fn free_for(&self, p: u64) -> bool {
+        let s = self.slot(p);
+        s.diff(s.seq(), self.lap(p)) == 0
+    }
+
+    /// Whether position `p`'s slot holds its producer's value.
+    #[inline(always)]
+    fn published(&self, p: u64) -> bool {
+        let s = self.slot(p);
+        s.diff(s.seq(), self.lap(p).wrapping_add(1)) == 0
     }
 
     /// Push `v` if there is room.
     ///
     /// # Errors
     /// [`Miss::Settled`] when the ring is full (or its shared state makes
-    /// no sense: a walk longer than any real contention gives up). A push
-    /// never returns [`Miss::InFlight`].
+    /// no sense); [`Miss::InFlight`] when the slot still waits for a live
+    /// consumer to free it (retry soon).
     #[inline]
     pub fn try_push(&self, v: T) -> Result<(), Miss> {
-        let pos = self.tail.load(Ordering::Relaxed);
-        let slot = self.slot(pos);
-        let lap = self.lap(pos);
-        if slot.diff(slot.seq(), lap) == 0 && slot.publish(lap, v) {
-            self.hit(Hook::PushClaimed);
-            self.tail.store(pos.wrapping_add(1), Ordering::Relaxed);
+        if self.push_fast(v) {
             return Ok(());
         }
-        Self::push_walk(self.parts(), pos, v)
+        self.push_slow(v)
     }
 
-    /// The ring's fields, for the cold walks: passed as arguments, they
-    /// are only gathered in the cold branch, where a `&self` would make
-    /// the fast path lay the whole ring out in memory first (as would a
-    /// copy of it).
+    /// [`try_push`](Self::try_push)'s first attempt alone: true when it
+    /// pushed; false means nothing was done and the caller goes on with
+    /// [`push_slow`](Self::push_slow), which may rebuild the ring (so a
+    /// caller whose handle can rebuild it never has to keep the ring in
+    /// memory across the fast path).
     #[inline(always)]
-    fn parts(&self) -> Parts<'a, T> {
-        (self.head, self.tail, self.slots, self.repair, self.hook)
-    }
-
-    /// A ring from [`parts`](Self::parts).
-    #[inline(always)]
-    fn from_parts((head, tail, slots, repair, hook): Parts<'a, T>) -> Self {
-        Ring {
-            head,
-            tail,
-            slots,
-            mask: slots.len() as u64 - 1,
-            repair,
-            hook,
+    pub fn push_fast(&self, v: T) -> bool {
+        let t = self.tail.load(Ordering::Relaxed);
+        let slot = self.slot(t);
+        let lap = self.lap(t);
+        // A ring with a kill hook takes the slow path, which has them all.
+        if slot.diff(slot.seq(), lap) == 0 && self.hook == Hook::None {
+            self.note(Side::Push, t, 1);
+            // SYNC POINT: the reservation (AcqRel: publishes the record to
+            // repairers that read `tail`).
+            if self
+                .tail
+                .compare_exchange(t, t.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                slot.put(lap, v);
+                return true;
+            }
         }
+        false
     }
 
-    /// The rest of [`try_push`](Self::try_push) when its first try at
-    /// `pos` failed: the walk.
+    /// The rest of [`try_push`](Self::try_push) after
+    /// [`push_fast`](Self::push_fast) failed.
     #[cold]
     #[inline(never)]
-    fn push_walk(parts: Parts<'a, T>, mut pos: u64, v: T) -> Result<(), Miss> {
-        let r = Self::from_parts(parts);
-        let mut walked = 0u32;
-        loop {
-            let slot = r.slot(pos);
-            let lap = r.lap(pos);
-            let d = slot.diff(slot.seq(), lap);
+    pub fn push_slow(self, v: T) -> Result<(), Miss> {
+        let (t, _) = self.reserve(1)?;
+        self.slot(t).put(self.lap(t), v);
+        Ok(())
+    }
+
+    /// Reserve a run of 1 to `want` (at most the capacity) positions
+    /// whose slots are free: `(first, count)`. The record covers the run
+    /// when this returns `Ok`, and nothing it did not take otherwise.
+    pub(super) fn reserve(&self, want: u64) -> Result<(u64, u64), Miss> {
+        let cap = self.capacity();
+        let want = want.clamp(1, cap);
+        for _ in 0..MAX_TRIES {
+            let t = self.tail.load(Ordering::Relaxed);
+            let slot = self.slot(t);
+            let d = slot.diff(slot.seq(), self.lap(t));
             if d == 0 {
-                if slot.publish(lap, v) {
-                    r.hit(Hook::PushClaimed);
-                    r.tail.store(pos.wrapping_add(1), Ordering::Relaxed);
-                    return Ok(());
+                let mut m = 1u64;
+                while m < want && self.free_for(t.wrapping_add(m)) {
+                    m += 1;
                 }
-                // Somebody else filled it: look again.
-            } else if d > 0 {
-                pos = r.step(r.tail, pos, 0, walked);
-            } else if !r.behind(d, 0) {
-                // The slot still holds last lap's value: full.
-                return Err(Miss::Settled);
-            } else {
-                pos = r.rebase(pos, 0, d, walked).ok_or(Miss::Settled)?;
+                self.note(Side::Push, t, m);
+                self.hit(Hook::PushRecorded);
+                // SYNC POINT: the reservation, as in `try_push`.
+                if self
+                    .tail
+                    .compare_exchange(t, t.wrapping_add(m), Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    self.hit(Hook::PushClaimed);
+                    return Ok((t, m));
+                }
+                continue;
             }
-            walked += 1;
-            if walked >= MAX_WALK {
+            if d > 0 {
+                // Published or taken for this lap: `t` is stale.
+                continue;
+            }
+            // Last lap's position `t - cap` is not finished.
+            let h = self.head.load(Ordering::Acquire);
+            let used = t.wrapping_sub(h) as i64;
+            if used < 0 {
+                continue;
+            }
+            if used >= cap as i64 {
+                self.unnote(Side::Push);
                 return Err(Miss::Settled);
+            }
+            // Claimed by a consumer that has not freed it yet: the slot
+            // holds last lap's item, or (a dead repairer's) no item.
+            if d != 1 - cap as i64 && d != -(cap as i64) {
+                self.unnote(Side::Push);
+                return Err(Miss::Settled);
+            }
+            if let Err(m) = self.unfreed(t) {
+                self.unnote(Side::Push);
+                return Err(m);
             }
         }
+        self.unnote(Side::Push);
+        Err(Miss::Settled)
     }
 
     /// Pop the oldest value if there is one.
@@ -472,112 +471,141 @@ impl<'a, T: Element> Ring<'a, T> {
     /// # Errors
     /// [`Miss::Settled`] when the ring is empty (or its shared state makes
     /// no sense); [`Miss::InFlight`] when the next position is reserved by
-    /// a batch producer that has not published it yet (retry soon; with
-    /// [`Ring::with_repair`], a position stuck long enough is given up).
+    /// a live producer that has not published it yet (retry soon).
     #[inline]
     pub fn try_pop(&self) -> Result<T, Miss> {
-        let pos = self.head.load(Ordering::Relaxed);
-        let slot = self.slot(pos);
-        let lap = self.lap(pos);
-        if slot.diff(slot.seq(), lap.wrapping_add(1)) == 0 {
-            if let Some(v) = slot.take(lap, lap.wrapping_add(self.capacity())) {
-                self.hit(Hook::PopClaimed);
-                self.head.store(pos.wrapping_add(1), Ordering::Relaxed);
-                return Ok(v);
-            }
+        match self.pop_fast() {
+            Some(v) => Ok(v),
+            None => self.pop_slow(),
         }
-        Self::pop_walk(self.parts(), pos)
     }
 
-    /// The rest of [`try_pop`](Self::try_pop) when its first try at `pos`
-    /// failed: the walk.
-    #[cold]
-    #[inline(never)]
-    fn pop_walk(parts: Parts<'a, T>, mut pos: u64) -> Result<T, Miss> {
-        let r = Self::from_parts(parts);
-        let mut walked = 0u32;
-        loop {
-            let slot = r.slot(pos);
-            let lap = r.lap(pos);
-            let d = slot.diff(slot.seq(), lap.wrapping_add(1));
-            if d == 0 {
-                if let Some(v) = slot.take(lap, lap.wrapping_add(r.capacity())) {
-                    r.hit(Hook::PopClaimed);
-                    r.head.store(pos.wrapping_add(1), Ordering::Relaxed);
-                    return Ok(v);
-                }
-            } else if d > 0 {
-                pos = r.step(r.head, pos, 1, walked);
-            } else if r.behind(d, 1) {
-                pos = r.rebase(pos, 1, d, walked).ok_or(Miss::Settled)?;
-            } else if let Some(m) = r.unpublished_at(pos) {
-                return Err(m);
-            }
-            walked += 1;
-            if walked >= MAX_WALK {
-                return Err(Miss::Settled);
+    /// [`try_pop`](Self::try_pop)'s first attempt alone (see
+    /// [`push_fast`](Self::push_fast)): `None` means nothing was done.
+    #[inline(always)]
+    pub fn pop_fast(&self) -> Option<T> {
+        let h = self.head.load(Ordering::Relaxed);
+        let slot = self.slot(h);
+        let lap = self.lap(h);
+        if slot.diff(slot.seq(), lap.wrapping_add(1)) == 0 && self.hook == Hook::None {
+            self.note(Side::Pop, h, 1);
+            // SYNC POINT: the claim (AcqRel, as for `tail`).
+            if self
+                .head
+                .compare_exchange(h, h.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
+                let v = slot.get();
+                slot.free(lap.wrapping_add(self.capacity()), v);
+                return Some(v);
             }
         }
+        None
+    }
+
+    /// The rest of [`try_pop`](Self::try_pop) after
+    /// [`pop_fast`](Self::pop_fast) failed.
+    #[cold]
+    #[inline(never)]
+    pub fn pop_slow(self) -> Result<T, Miss> {
+        let (h, _) = self.claim(1)?;
+        let slot = self.slot(h);
+        let v = slot.get();
+        slot.free(self.lap(h).wrapping_add(self.capacity()), v);
+        Ok(v)
+    }
+
+    /// Claim a run of 1 to `want` published positions: `(first, count)`.
+    /// The record covers the run when this returns `Ok`.
+    pub(super) fn claim(&self, want: u64) -> Result<(u64, u64), Miss> {
+        let want = want.clamp(1, self.capacity());
+        for _ in 0..MAX_TRIES {
+            let h = self.head.load(Ordering::Relaxed);
+            let slot = self.slot(h);
+            let d = slot.diff(slot.seq(), self.lap(h).wrapping_add(1));
+            if d == 0 {
+                let mut m = 1u64;
+                while m < want && self.published(h.wrapping_add(m)) {
+                    m += 1;
+                }
+                self.note(Side::Pop, h, m);
+                self.hit(Hook::PopRecorded);
+                // SYNC POINT: the claim, as in `try_pop`.
+                if self
+                    .head
+                    .compare_exchange(h, h.wrapping_add(m), Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    self.hit(Hook::PopClaimed);
+                    return Ok((h, m));
+                }
+                continue;
+            }
+            match self.pop_miss(h, d) {
+                Step::Retry => {}
+                Step::Miss(m) => {
+                    self.unnote(Side::Pop);
+                    return Err(m);
+                }
+                Step::Claimed(p) => return Ok((p, 1)),
+            }
+        }
+        self.unnote(Side::Pop);
+        Err(Miss::Settled)
+    }
+
+    /// A consumer found position `h` not published (`d`: its slot's
+    /// distance from published): empty, stale, or a reservation in flight.
+    pub(super) fn pop_miss(&self, h: u64, d: i64) -> Step {
+        if d > 0 {
+            // Taken for this lap already: `h` is stale.
+            return Step::Retry;
+        }
+        let t = self.tail.load(Ordering::Acquire);
+        let ahead = t.wrapping_sub(h) as i64;
+        if ahead <= 0 {
+            return Step::Miss(Miss::Settled);
+        }
+        if ahead > self.capacity() as i64 {
+            // `h` is stale (or the counters are garbage: bounded retries).
+            return Step::Retry;
+        }
+        if d != -1 {
+            // Not free-for-`h` either: only scribbled memory does that.
+            return Step::Miss(Miss::Settled);
+        }
+        self.hole(h)
     }
 
     /// Best-effort look at the oldest value without taking it.
     pub fn peek(&self) -> Option<T> {
-        let mut pos = self.head.load(Ordering::Acquire);
-        for walked in 0..MAX_WALK {
-            let slot = self.slot(pos);
+        for _ in 0..MAX_TRIES {
+            let h = self.head.load(Ordering::Acquire);
+            let slot = self.slot(h);
             let seq = slot.seq();
-            let d = slot.diff(seq, self.lap(pos).wrapping_add(1));
-            if self.behind(d, 1) {
-                pos = self.rebase(pos, 1, d, walked)?;
+            let d = slot.diff(seq, self.lap(h).wrapping_add(1));
+            if d > 0 {
                 continue;
             }
             if d < 0 {
                 return None;
             }
-            if d > 0 {
-                pos = self.step(self.head, pos, 1, walked);
-                continue;
-            }
-            let v = slot.value();
-            // The value is the one published for `pos` only if nobody took
+            let v = slot.get();
+            // The value is the one published for `h` only if nobody took
             // it (and a producer refilled the slot) meanwhile.
-            if slot.seq() == seq {
+            if slot.seq() == seq && self.head.load(Ordering::Acquire) == h {
                 return Some(v);
             }
-            spin_hint();
         }
         None
     }
 
-    /// The first position at or after `hint`'s value not yet finished
-    /// from one side: published (`lag == 0`) or taken (`lag == 1`).
-    fn settle(&self, hint: &AtomicU64, lag: u64) -> u64 {
-        let mut p = hint.load(Ordering::Acquire);
-        for walked in 0..MAX_WALK {
-            let s = self.slot(p);
-            let d = s.diff(s.seq(), self.lap(p).wrapping_add(lag));
-            if d > 0 {
-                p = self.step(hint, p, lag, walked);
-            } else if self.behind(d, lag) {
-                match self.rebase(p, lag, d, walked) {
-                    Some(q) => p = q,
-                    None => break,
-                }
-            } else {
-                break;
-            }
-        }
-        p
-    }
-
-    /// Items in the ring, clamped to `0..=capacity`.
+    /// Items in the ring (reserved or claimed ones included), clamped to
+    /// `0..=capacity`.
     pub fn len(&self) -> u64 {
-        let head = self.popped();
-        let tail = self.pushed();
-        // In the slots' width: the two may stand on different 2^32 laps
-        // of a narrow ring's positions (see `rebase`).
-        let n = self.slot(head).diff(tail, head);
-        n.clamp(0, self.capacity() as i64) as u64
+        let h = self.head.load(Ordering::Acquire);
+        let t = self.tail.load(Ordering::Acquire);
+        (t.wrapping_sub(h) as i64).clamp(0, self.capacity() as i64) as u64
     }
 
     /// Whether the ring is empty (a snapshot).
@@ -585,14 +613,13 @@ impl<'a, T: Element> Ring<'a, T> {
         self.len() == 0
     }
 
-    /// Positions published so far (successful pushes plus given-up
-    /// positions), exact when nobody is mid-operation.
+    /// Positions reserved so far (pushes plus given-up positions): `tail`.
     pub fn pushed(&self) -> u64 {
-        self.settle(self.tail, 0)
+        self.tail.load(Ordering::Acquire)
     }
 
-    /// Positions taken so far (successful pops plus given-up positions).
+    /// Positions claimed so far (pops plus given-up positions): `head`.
     pub fn popped(&self) -> u64 {
-        self.settle(self.head, 1)
+        self.head.load(Ordering::Acquire)
     }
 }

@@ -1,54 +1,66 @@
-//! The ring's pop with a note before the take, for `pop_lease` on the
+//! The ring's pop with a note before the claim, for `pop_lease` on the
 //! integer queues (see the `lease` module): a child of `ring` for its
-//! private walk steps. The plain pops do not use it.
+//! private steps. The plain pops do not use it.
 
-use super::{Element, Hook, Miss, Ring, SlotOps, MAX_WALK};
+use super::records::Side;
+use super::{Element, Hook, Miss, Ring, SlotOps, Step, MAX_TRIES};
 use crate::sync::Ordering;
 
 impl<T: Element> Ring<'_, T> {
     /// [`Ring::try_pop`], calling `note(Some((pos, value)))` right before
-    /// the CAS that takes the value at position `pos`, and `note(None)`
-    /// right after such a CAS failed (the walk then goes on). A process
-    /// killed between the two calls may or may not have taken the value;
-    /// [`Ring::holds`] tells which afterwards, unless another consumer
-    /// has taken it since.
+    /// the CAS of `head` that claims the value at position `pos`, and
+    /// `note(None)` right after such a CAS failed (the pop then goes on).
+    /// A process killed between the two calls may or may not have taken
+    /// the value; [`Ring::holds`] tells which afterwards.
     ///
     /// # Errors
     /// As [`Ring::try_pop`].
     pub(crate) fn try_pop_noted(&self, mut note: impl FnMut(Option<(u64, T)>)) -> Result<T, Miss> {
-        let mut pos = self.head.load(Ordering::Relaxed);
-        let mut walked = 0u32;
-        loop {
-            let slot = self.slot(pos);
-            let lap = self.lap(pos);
+        for _ in 0..MAX_TRIES {
+            let h = self.head.load(Ordering::Relaxed);
+            let slot = self.slot(h);
+            let lap = self.lap(h);
             let d = slot.diff(slot.seq(), lap.wrapping_add(1));
             if d == 0 {
-                note(Some((pos, slot.value())));
-                if let Some(v) = slot.take(lap, lap.wrapping_add(self.capacity())) {
+                let v = slot.get();
+                note(Some((h, v)));
+                self.note(Side::Pop, h, 1);
+                self.hit(Hook::PopRecorded);
+                if self
+                    .head
+                    .compare_exchange(h, h.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
                     self.hit(Hook::PopClaimed);
-                    self.head.store(pos.wrapping_add(1), Ordering::Relaxed);
+                    slot.free(lap.wrapping_add(self.capacity()), v);
                     return Ok(v);
                 }
                 note(None);
-            } else if d > 0 {
-                pos = self.step(self.head, pos, 1, walked);
-            } else if self.behind(d, 1) {
-                pos = self.rebase(pos, 1, d, walked).ok_or(Miss::Settled)?;
-            } else if let Some(m) = self.unpublished_at(pos) {
-                return Err(m);
+                continue;
             }
-            walked += 1;
-            if walked >= MAX_WALK {
-                return Err(Miss::Settled);
+            match self.pop_miss(h, d) {
+                Step::Retry => {}
+                Step::Miss(m) => {
+                    self.unnote(Side::Pop);
+                    return Err(m);
+                }
+                Step::Claimed(p) => {
+                    let s = self.slot(p);
+                    let v = s.get();
+                    note(Some((p, v)));
+                    s.free(self.lap(p).wrapping_add(self.capacity()), v);
+                    return Ok(v);
+                }
             }
         }
+        self.unnote(Side::Pop);
+        Err(Miss::Settled)
     }
 
-    /// Whether the slot of position `pos` still holds that position's
-    /// published value (nobody has taken it).
+    /// Whether position `pos` is still unclaimed (nobody has taken it):
+    /// `head` has not passed it.
     pub(crate) fn holds(&self, pos: u64) -> bool {
-        let slot = self.slot(pos);
-        slot.diff(slot.seq(), self.lap(pos).wrapping_add(1)) == 0
+        pos.wrapping_sub(self.head.load(Ordering::Acquire)) as i64 >= 0
     }
 }
 
@@ -246,8 +258,8 @@ mod loom_lease {
                     // before the CAS (the take is never made).
                     let r = s.ring();
                     let pos = s.head.load(Ordering::Relaxed);
-                    if r.holds(pos) {
-                        let v = r.slot(pos).value();
+                    if r.published(pos) {
+                        let v = r.slot(pos).get();
                         s.value.store(v as u32 as u64, Ordering::SeqCst);
                         s.pos.store(pos, Ordering::SeqCst);
                         s.state.store(TAKING, Ordering::SeqCst);

@@ -1,32 +1,28 @@
-//! Giving up stuck batch reservations: the shared [`Repair`] state, where
-//! a ring finds it ([`RepairSource`]), and what a consumer does when the
-//! position it needs is reserved but not published (see "Batches" in
-//! the ring's module docs).
+//! Repairing a dead owner's positions (see "Repair" in the ring's module
+//! docs): the shared [`Repair`] state, where a ring finds it
+//! ([`RepairSource`]), and what a consumer does at a hole and a producer
+//! at an unfreed slot.
 
-use super::{Element, Miss, Ring, SlotOps};
-use crate::sync::{AtomicU64, Ordering};
+use super::records::{live_cover, Record, Side};
+use super::{Element, Miss, Ring, SlotOps, Step};
+use crate::sync::{spin_hint, spin_rounds, yield_now, AtomicU64, Ordering};
 
-/// Shared state for giving up stuck reservations (see the module docs).
+/// Shared state for repairs.
 #[derive(Clone, Copy)]
 pub struct Repair<'a> {
-    /// Position + 1 of the reservation last seen stuck (0: none).
-    pub stuck_pos: &'a AtomicU64,
-    /// CLOCK_MONOTONIC ns when it was first seen stuck.
-    pub stuck_since: &'a AtomicU64,
+    /// The intent records of every participant.
+    pub table: &'a [Record],
     /// Positions given up (no item): subtracted from the push and pop
     /// counts.
     pub skipped: &'a AtomicU64,
     /// Recoveries of any kind (stats).
     pub recoveries: &'a AtomicU64,
-    /// How long a position must stay stuck before it is given up.
-    pub after_ns: u64,
 }
 
-/// Where a ring finds its [`Repair`] state. Looked up only when a consumer
-/// meets an unpublished position, so the fast paths carry one pointer (the
-/// queue header implements it) instead of the whole set.
+/// Where a ring finds its [`Repair`] state. Looked up only when a
+/// position is stuck, so the fast paths carry one pointer.
 pub trait RepairSource: Sync {
-    /// The repair cells and bound.
+    /// The repair cells and the record table.
     fn repair(&self) -> Repair<'_>;
 }
 
@@ -36,61 +32,101 @@ impl RepairSource for Repair<'_> {
     }
 }
 
-impl<T: Element> Ring<'_, T> {
-    /// [`unpublished`](Self::unpublished) for this ring. Passes the parts
-    /// it needs, not `self`, so the fast paths never have to lay the ring
-    /// out in memory for the call (nor compute the repair fields).
-    #[inline(always)]
-    pub(super) fn unpublished_at(&self, pos: u64) -> Option<Miss> {
-        Self::unpublished(self.tail, self.slot(pos), pos, self.capacity(), self.repair)
-    }
+/// Spin rounds, then yields, that a stuck position gets before the
+/// records are looked at: the owner is usually a few instructions from
+/// its store. (One each under loom.)
+const STUCK_SPINS: u32 = spin_rounds(256);
+const STUCK_YIELDS: u32 = spin_rounds(4);
 
-    /// A consumer found position `pos` (slot `slot`) not published. Empty,
-    /// unless a batch reservation covers it; a reservation stuck long
-    /// enough is given up (then `None`: look again).
+/// Wait briefly for `moved` to become true; whether it did.
+fn settles(moved: impl Fn() -> bool) -> bool {
+    for i in 0..STUCK_SPINS + STUCK_YIELDS {
+        if moved() {
+            return true;
+        }
+        if i < STUCK_SPINS {
+            spin_hint();
+        } else {
+            yield_now();
+        }
+    }
+    moved()
+}
+
+impl<T: Element> Ring<'_, T> {
+    /// A consumer at `h`: reserved (`tail > h`) but unpublished. Wait
+    /// briefly; then, unless a live producer's record covers `h`, claim
+    /// `h` and give it up.
     #[cold]
     #[inline(never)]
-    fn unpublished(
-        tail: &AtomicU64,
-        slot: &T::Slot,
-        pos: u64,
-        cap: u64,
-        repair: Option<&dyn RepairSource>,
-    ) -> Option<Miss> {
-        // `tail` in (pos, pos + capacity]: reserved, not yet published.
-        // Compared in the slot's width, like the sequences: a hint may
-        // come from another 2^32 lap of a narrow ring's positions.
-        let ahead = slot.diff(tail.load(Ordering::SeqCst), pos);
-        if ahead < 1 || ahead > cap as i64 {
-            return Some(Miss::Settled);
+    pub(super) fn hole(&self, h: u64) -> Step {
+        let slot = self.slot(h);
+        let lap = self.lap(h);
+        let seq = slot.seq();
+        if settles(|| slot.seq() != seq || self.head.load(Ordering::Relaxed) != h) {
+            return Step::Retry;
         }
-        let Some(r) = repair.map(RepairSource::repair) else {
-            return Some(Miss::InFlight);
+        let Some(r) = self.repair.map(|r| r.repair()) else {
+            return Step::Miss(Miss::InFlight);
         };
-        if r.after_ns > 0 {
-            let now = crate::clock::now_ns();
-            let key = pos.wrapping_add(1);
-            if r.stuck_pos.load(Ordering::Relaxed) != key {
-                // First sighting: start the clock (racy between consumers;
-                // a lost update only moves the repair a little).
-                r.stuck_since.store(now, Ordering::Relaxed);
-                r.stuck_pos.store(key, Ordering::Relaxed);
-                return Some(Miss::InFlight);
-            }
-            if now.wrapping_sub(r.stuck_since.load(Ordering::Relaxed)) < r.after_ns {
-                return Some(Miss::InFlight);
-            }
+        if live_cover(r.table, Side::Push, h, self.capacity()) {
+            return Step::Miss(Miss::InFlight);
         }
-        // RECOVERY: give the position up. Its producer, if alive, fails its
-        // publish CAS and places the item elsewhere.
-        let lap = pos & !(cap - 1);
-        if slot.skip(lap, lap.wrapping_add(cap)) {
+        // RECOVERY: the reserver is dead. Claim `h` like an item (so no
+        // two repairers give it up, and the producers of the next lap see
+        // it claimed), then give it up.
+        self.note(Side::Pop, h, 1);
+        if self
+            .head
+            .compare_exchange(h, h.wrapping_add(1), Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
+        {
+            return Step::Retry;
+        }
+        if slot.skip(lap, lap.wrapping_add(self.capacity())) {
             r.skipped.fetch_add(1, Ordering::Relaxed);
             r.recoveries.fetch_add(1, Ordering::Relaxed);
-            // The next position of a dead run has waited as long: hand the
-            // clock on (`stuck_since` stays), so it goes without a new wait.
-            r.stuck_pos.store(pos.wrapping_add(2), Ordering::Relaxed);
+            return Step::Retry;
         }
-        None
+        if slot.diff(slot.seq(), lap.wrapping_add(1)) == 0 {
+            // Published after all (only scribbled records allow it): ours.
+            return Step::Claimed(h);
+        }
+        Step::Retry
+    }
+
+    /// A producer at `t`: last lap's position `q = t - capacity` was
+    /// claimed (`head > q`) but its slot not freed. Wait briefly; then,
+    /// unless a live consumer's record covers `q`, free it. `Ok`: look
+    /// again.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn unfreed(&self, t: u64) -> Result<(), Miss> {
+        let cap = self.capacity();
+        let q = t.wrapping_sub(cap);
+        let slot = self.slot(t);
+        let seq = slot.seq();
+        if settles(|| slot.seq() != seq || self.tail.load(Ordering::Relaxed) != t) {
+            return Ok(());
+        }
+        let Some(r) = self.repair.map(|r| r.repair()) else {
+            return Err(Miss::InFlight);
+        };
+        if live_cover(r.table, Side::Pop, q, cap) {
+            return Err(Miss::InFlight);
+        }
+        // RECOVERY: the claimer is dead. Its item went with it; a hole a
+        // dead repairer claimed and did not give up is given up here.
+        let lq = self.lap(q);
+        if slot.skip(lq.wrapping_add(1), lq.wrapping_add(cap)) {
+            r.recoveries.fetch_add(1, Ordering::Relaxed);
+        } else if slot.skip(lq, lq.wrapping_add(cap)) {
+            r.skipped.fetch_add(1, Ordering::Relaxed);
+            r.recoveries.fetch_add(1, Ordering::Relaxed);
+        } else if slot.seq() == seq {
+            // Neither: scribbled memory. Report full rather than loop.
+            return Err(Miss::Settled);
+        }
+        Ok(())
     }
 }

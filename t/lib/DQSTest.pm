@@ -55,12 +55,13 @@ sub slot_size {
 }
 
 # The exact size of the mapping (and of the backing file) of a queue:
-# header, slots, then (format 6) the default lease table, a 64-byte head and
-# 64 records of 64 bytes on a 64-byte boundary.
+# header, slots, then (format 7) the ring's 32 intent records of 64 bytes
+# on a 64-byte boundary, then (format 6) the default lease table, a 64-byte
+# head and 64 records of 64 bytes.
 sub mmap_size_for {
     my ($class, $cap) = @_;
     my $end = HEADER_SIZE + $cap * slot_size($class);
-    return (($end + 63) & ~63) + 65 * 64;
+    return (($end + 63) & ~63) + 32 * 64 + 65 * 64;
 }
 
 my $MAIN_PID = $$;

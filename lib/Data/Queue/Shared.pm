@@ -512,9 +512,10 @@ timed out full or empty.
 =item recoveries
 
 Crash recoveries performed since the queue was created, by all processes.
-In the integer queues: positions of a batch push (C<push_multi>,
-C<push_wait_multi>) whose producer reserved them and was killed before it
-filled them, given up by a consumer (one count per position). In a Str
+In the integer queues: positions a producer reserved and was killed before
+it filled them, given up by a consumer, and slots a consumer claimed and
+was killed before it freed them, freed by a producer (one count per
+position; only ever after the owner died). In a Str
 queue: takeovers of the lock from a holder that died. Normally 0; see
 L</"CRASH SAFETY">.
 
@@ -1108,28 +1109,34 @@ opening or checking it first.
 
 =head1 CRASH SAFETY
 
-The integer queues hold no lock. A single push claims and fills its slot
-with one atomic compare-and-swap, and a single pop takes its item with
-another (see L<Data::Queue::Shared::Format/SLOTS>), so a process killed at any instruction (C<SIGKILL>,
-the OOM killer, a crash) leaves every slot free, filled or emptied, never
-half claimed, and nobody waits for it. A consumer killed just after its pop
-took an item loses that item, as any consumer that dies holding what it
-received; an item taken with C<pop_lease> (see L</Leases>) comes back
-instead.
+The integer queues hold no lock. A push reserves its position (a batch:
+its run of positions) with one atomic compare-and-swap of the queue's
+C<tail> and then stores its values; a pop claims its position (or run)
+with one compare-and-swap of C<head> and then frees the slots (see
+L<Data::Queue::Shared::Format/SLOTS>). Before that compare-and-swap each
+process notes the positions it is about to take in its own intent record
+in the queue, with its process id and start time. A process killed at any
+instruction (C<SIGKILL>, the OOM killer, a crash) either took nothing, or
+leaves positions it owns and never finished: a push's unfilled positions,
+or a pop's slots not yet freed. Those are repaired by the others, and only
+once the owner is dead: a consumer that reaches an unfilled position, or a
+producer that reaches an unfreed slot, waits a moment, then looks up the
+owner in the records; if no live process owns the position, it gives the
+position up (a push's item that was never stored is lost with its
+producer) or frees the slot (the items a consumer had claimed go with it,
+as any item a consumer dies holding), counts it in C<recoveries> and goes
+on. Nothing else is lost, nothing comes out twice, and each producer's
+items keep their order. An item taken with C<pop_lease> (see L</Leases>)
+comes back instead.
 
-The one thing a killed process can leave behind is a batch reservation:
-C<push_multi> and C<push_wait_multi> reserve a run of positions with one
-atomic step and then fill them one by one. Positions a producer reserved
-but had not filled when it died stay empty. A consumer that reaches one
-waits for it, spinning and napping, not sleeping; once the position has
-stayed unfilled for 50 ms it gives it up, counts it in C<recoveries>, and
-goes on, giving up at once the further unfilled positions of the same run.
-A producer that was only slow (stopped, descheduled) and fills a position
-later finds it given up and puts its item at a later position instead, so
-nothing is lost except the dead producer's unfilled items, nothing comes
-out twice, and each producer's items keep their order. The bound: about
-50 ms after consumers first reach a dead batch, they are past it, however
-long the batch and however many processes there are.
+A process that is alive but stopped (C<SIGSTOP>, a debugger) or merely
+slow is never repaired: the positions it owns wait for it, as a lock it
+held would, and the others see the queue full or empty there (waits keep
+waiting, non-blocking calls return false or C<undef>). A process stopped in
+the few instructions between noting its positions and taking them holds up
+repairs of those positions too. Liveness is decided as for the Str lock
+(C<kill(pid, 0)>, then the state and start time in C</proc/E<lt>pidE<gt>/stat>), so
+processes sharing a queue must share a pid namespace.
 
 A process killed while it sleeps in a C<*_wait> call cannot take back its
 place in the waiter count. Until the count is corrected the other side
@@ -1197,11 +1204,16 @@ C<str_after_reset> (a C<push_front> into an arena holding no bytes has
 committed the back end's write offset moved to 0, and not yet itself);
 C<str_lock_stop> makes the process C<SIGSTOP> itself holding its locks
 instead. For an
-integer queue, also read when a handle is made: C<int_push_claimed> (a
-push has published its item, before it moves C<tail>), C<int_pop_claimed>
-(a pop has taken its item, before it moves C<head>) and
-C<int_push_reserved> (a batch push has reserved its run and filled only
-the first position). When a file is created: C<create_after_reserve> (the
+integer queue, also read when a handle is made: C<int_push_recorded> (a
+push, single or batch, has noted its positions in its intent record and
+not yet reserved them), C<int_push_claimed> (it has reserved them with
+C<tail> and stored nothing), C<int_push_mid_run> (a batch push of two or
+more has filled the first position of its run only), C<int_pop_recorded>,
+C<int_pop_claimed> (a pop has claimed its items with C<head> and freed no
+slot) and C<int_pop_mid_run> (a batch pop has freed the first slot of its
+run only). An integer point name followed by C<:stop>
+(C<int_push_claimed:stop>) makes the process C<SIGSTOP> itself there
+instead, and go on after C<SIGCONT>. When a file is created: C<create_after_reserve> (the
 new file is sized and its space reserved, nothing written yet) and
 C<create_before_magic> (the header written, all but the magic).
 
@@ -1428,7 +1440,9 @@ with crossbeam's C<ArrayQueue> as the in-process reference: of C<i64> for
 the integer pairs, of C<< Vec<u8> >> (a heap copy per push) for the string
 pair; and the group C<floor>, the locked instructions that a pair cannot
 do without, timed alone: two compare-and-swaps, as in every MPMC push+pop,
-and a 16-byte one plus an 8-byte one, as in an Int push+pop) and
+and a 16-byte one plus an 8-byte one, as in an Int push+pop before
+format 7, and the batch lever: two compare-and-swaps and plain stores for
+100 items) and
 F<benches/cross_process.rs> (forked producers and consumers: SPSC and two
 producers with two consumers, integers and 50-byte strings). Criterion
 prints a time per iteration for each; it keeps its data under

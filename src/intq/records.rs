@@ -1,0 +1,283 @@
+//! Which intent record (see `ring/records.rs`) a thread uses for a
+//! handle: claimed on first use, cached per thread, given back when the
+//! handle is dropped.
+//!
+//! A thread keeps the records it uses in a small thread-local cache of
+//! (handle id, owner tag, record index). Handle ids are unique in the
+//! process (a counter), so a stale entry can never name another handle's
+//! record. The owner tag is this process's (`lock::current_tag`, cached,
+//! and forgotten by the `pthread_atfork` child handler): in a forked
+//! child every entry is stale, and the child claims records of its own
+//! without a system call per operation (DESIGN.md rule 6). Two threads
+//! never share a record: each claims its own, by CAS.
+//!
+//! A thread that uses more handles at once than the cache holds claims a
+//! new record when an evicted one is needed again; the old one stays
+//! claimed until the handle is dropped (or the process ends). A thread
+//! that ends leaves its records claimed in the same way. When no record
+//! is free and no owner is dead, the thread uses the shared overflow
+//! record, one attempt at a time (`records::overflow_take`), and tries
+//! again for a record of its own on its next operation.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering as StdOrdering};
+
+use super::IntQueue;
+use crate::layout::{RING_RECORDS, RING_REC_SIZE};
+use crate::lock::current_tag;
+use crate::region::Region;
+use crate::ring::records::{self, Record, OVERFLOW};
+use crate::ring::{Element, Ring};
+
+static NEXT_ID: StdAtomicU64 = StdAtomicU64::new(1);
+
+/// A new handle id (never 0, never reused in this process).
+pub(super) fn new_id() -> u64 {
+    NEXT_ID.fetch_add(1, StdOrdering::Relaxed)
+}
+
+/// Entries of the per-thread cache.
+const WAYS: usize = 4;
+
+/// "Not cached".
+const NONE: u32 = u32::MAX;
+
+thread_local! {
+    /// (handle id, owner tag, record index); id 0: empty.
+    static CACHE: [Cell<(u64, u64, u32)>; WAYS] =
+        const { [const { Cell::new((0, 0, 0)) }; WAYS] };
+}
+
+/// The intent records of `r`'s mapping.
+pub(super) fn table(r: &Region) -> &[Record] {
+    let off = r.geometry().recs_off;
+    // SAFETY: the geometry (validated at attach) puts RING_RECORDS
+    // 64-byte records at `recs_off`, a multiple of 64 of a page-aligned
+    // mapping that outlives `r`; records are atomics, which may alias
+    // shared memory.
+    unsafe {
+        std::slice::from_raw_parts(
+            r.at(off) as *const Record,
+            if off == 0 { 0 } else { RING_RECORDS as usize },
+        )
+    }
+}
+
+impl<T: Element> IntQueue<T> {
+    /// This thread's record index for this handle, `OVERFLOW` when it has
+    /// none, or `NONE` when not cached.
+    #[inline(always)]
+    fn cached(&self, tag: u64) -> u32 {
+        let id = self.id;
+        CACHE.with(|c| {
+            for e in c {
+                let (i, t, x) = e.get();
+                if i == id && t == tag {
+                    return x;
+                }
+            }
+            NONE
+        })
+    }
+
+    /// Run `f` on the ring with this thread's intent record.
+    #[inline(always)]
+    pub(crate) fn with_ring<R>(&self, f: impl FnOnce(&Ring<'_, T>) -> R) -> R {
+        let tag = current_tag();
+        let x = self.cached(tag);
+        if x != NONE && x != OVERFLOW as u32 {
+            // SAFETY: `x` came from `claim` on this handle's table (the
+            // cache is keyed by the handle id), so it is below
+            // RING_RECORDS, and the table lies at `recs_off`.
+            let rec = unsafe {
+                &*(self
+                    .region
+                    .at(self.region.geometry().recs_off + u64::from(x) * RING_REC_SIZE)
+                    as *const Record)
+            };
+            return f(&self.ring().with_record(rec));
+        }
+        self.with_ring_slow(tag, x, f)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn with_ring_slow<R>(&self, tag: u64, x: u32, f: impl FnOnce(&Ring<'_, T>) -> R) -> R {
+        let tab = table(&self.region);
+        if tab.is_empty() {
+            return f(&self.ring());
+        }
+        // Not cached: a free record or a dead owner's. Cached as
+        // overflow: a free one only (no liveness checks per operation).
+        let got = records::claim(tab, tag, self.id, x == NONE);
+        let x = got.unwrap_or(OVERFLOW);
+        remember(self.id, tag, x as u32);
+        if x != OVERFLOW {
+            return f(&self.ring().with_record(&tab[x]));
+        }
+        let rec = records::overflow_take(tab, tag);
+        let out = f(&self.ring().with_record(rec));
+        records::overflow_give(rec);
+        out
+    }
+}
+
+/// Cache (id, tag) -> x for this thread: replace its entry, else an empty
+/// or stale one, else the last.
+fn remember(id: u64, tag: u64, x: u32) {
+    CACHE.with(|c| {
+        let at = c
+            .iter()
+            .position(|e| e.get().0 == id && e.get().1 == tag)
+            .or_else(|| c.iter().position(|e| e.get().0 == 0 || e.get().1 != tag))
+            .unwrap_or(WAYS - 1);
+        // Most recent first: shift the others down over the chosen entry.
+        for k in (1..=at).rev() {
+            c[k].set(c[k - 1].get());
+        }
+        c[0].set((id, tag, x));
+    });
+}
+
+impl<T: Element> Drop for IntQueue<T> {
+    fn drop(&mut self) {
+        let tab = table(&self.region);
+        if !tab.is_empty() {
+            records::release_all(tab, current_tag(), self.id);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering;
+
+    fn tags(q: &IntQueue<i64>) -> Vec<(u64, u64)> {
+        table(&q.region)
+            .iter()
+            .map(|r| (r.tag.load(Ordering::Relaxed), r.key.load(Ordering::Relaxed)))
+            .collect()
+    }
+
+    /// Threads that use one handle at once each claim a record of their
+    /// own; dropping the handle gives them back (seen through a second
+    /// handle on the same file), and leaves other handles' records alone.
+    #[test]
+    fn threads_claim_records_of_their_own_and_drop_gives_them_back() {
+        let path = std::env::temp_dir().join(format!("dqs-recs-{}.q", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let q = IntQueue::<i64>::open(&path, 64, 0o600).unwrap();
+        let other = IntQueue::<i64>::open(&path, 64, 0o600).unwrap();
+        assert!(other.push(-1));
+        let barrier = std::sync::Barrier::new(4);
+        std::thread::scope(|s| {
+            for i in 0..4 {
+                let (q, barrier) = (&q, &barrier);
+                s.spawn(move || {
+                    assert!(q.push(i));
+                    // All four hold their records at once.
+                    barrier.wait();
+                });
+            }
+        });
+        let held = |h: &IntQueue<i64>, id: u64| {
+            tags(h)
+                .iter()
+                .enumerate()
+                .filter(|(_, &(t, k))| t == current_tag() && k == id)
+                .map(|(i, _)| i)
+                .collect::<Vec<usize>>()
+        };
+        let mine = held(&other, q.id);
+        assert_eq!(mine.len(), 4, "four threads, four records: {mine:?}");
+        assert!(!mine.contains(&OVERFLOW));
+        let id = q.id;
+        drop(q);
+        assert_eq!(held(&other, id), Vec::<usize>::new(), "given back");
+        assert_eq!(held(&other, other.id).len(), 1, "the other handle's stays");
+        other.unlink().unwrap();
+    }
+
+    /// A table full of live owners: a thread gets no record of its own and
+    /// works through the shared overflow record, one attempt at a time,
+    /// with others doing the same; nothing is lost or duplicated.
+    #[test]
+    fn a_full_table_falls_back_to_the_overflow_record() {
+        let q = IntQueue::<i64>::anonymous(8).unwrap();
+        let t = table(&q.region);
+        // Every record but the overflow one held by a live owner (this
+        // process) for a handle that does not exist.
+        for r in &t[1..] {
+            r.tag.store(current_tag(), Ordering::SeqCst);
+            r.key.store(u64::MAX, Ordering::SeqCst);
+        }
+        const PER: i64 = 5_000;
+        let got = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for p in 0..2i64 {
+                let q = &q;
+                s.spawn(move || {
+                    for i in 0..PER {
+                        while !q.push(p * PER + i) {
+                            std::thread::yield_now();
+                        }
+                    }
+                });
+            }
+            for _ in 0..2 {
+                let (q, got) = (&q, &got);
+                s.spawn(move || {
+                    let mut mine = Vec::new();
+                    let mut buf = [0i64; 3];
+                    while got.lock().unwrap().len() + mine.len() < 2 * PER as usize {
+                        let n = q.pop_multi(&mut buf);
+                        mine.extend_from_slice(&buf[..n]);
+                        if n == 0 {
+                            got.lock().unwrap().extend(mine.drain(..));
+                            std::thread::yield_now();
+                        }
+                    }
+                    got.lock().unwrap().extend(mine);
+                });
+            }
+        });
+        let mut all = got.into_inner().unwrap();
+        all.sort_unstable();
+        assert_eq!(all, (0..2 * PER).collect::<Vec<_>>());
+        assert_eq!(t[0].tag.load(Ordering::SeqCst), 0, "overflow given back");
+        assert!(
+            t[1..]
+                .iter()
+                .all(|r| r.key.load(Ordering::SeqCst) == u64::MAX),
+            "no record taken from a live owner"
+        );
+        assert_eq!(q.stats().recoveries, 0);
+    }
+
+    /// A forked child claims a record of its own (its tag), not its
+    /// parent's, without being told.
+    #[test]
+    fn a_forked_child_claims_its_own_record() {
+        let q = IntQueue::<i64>::anonymous(8).unwrap();
+        assert!(q.push(1));
+        // SAFETY: the child only pushes, then _exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let ok = q.push(2);
+            // SAFETY: _exit ends the child without running the parent's
+            // destructors.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        let mut st = 0;
+        // SAFETY: plain waitpid on our child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+        assert_eq!(st, 0);
+        let child = (pid as u64) << 32;
+        let owners: Vec<u64> = tags(&q).iter().map(|&(t, _)| t >> 32 << 32).collect();
+        assert!(owners.contains(&child), "the child's record: {owners:x?}");
+        assert!(owners.contains(&(current_tag() >> 32 << 32)));
+        assert_eq!((q.pop(), q.pop()), (Some(1), Some(2)));
+    }
+}
