@@ -36,10 +36,8 @@ fn a_stopped_front_holder_stalls_no_producer_through_a_both_lock_call() {
     }
     let mut status = 0;
     // SAFETY: our own child; WUNTRACED returns once it has stopped.
-    assert_eq!(
-        unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) },
-        pid
-    );
+    let waited = unsafe { libc::waitpid(pid, &mut status, libc::WUNTRACED) };
+    assert_eq!(waited, pid);
     assert!(
         libc::WIFSTOPPED(status),
         "the child stopped holding the front lock"
