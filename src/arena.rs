@@ -74,7 +74,7 @@ pub(crate) struct Placement {
 
 impl Arena {
     /// An empty arena of `size` usable bytes.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) const fn empty(size: u64) -> Arena {
         Arena {
             size,
@@ -230,7 +230,7 @@ impl Arena {
     /// Give back the front item's `charge` (aligned length + waste). (The
     /// Str queue's front does not keep `rd`: it counts the bytes it gave
     /// back, see `strq`; the tests here use it.)
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn release_front(&mut self, charge: u64) {
         let s = self.size;
         if s == 0 {

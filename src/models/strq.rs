@@ -254,6 +254,14 @@ fn loom_str_split_pop_back_against_both_ends() {
 /// producer's word store still buffered when the consumer looks, the
 /// consumer's announcement not yet seen by the producer's waiter check.
 fn wait_model<const SETTLE: bool>() {
+    wait_model_any::<SETTLE, false, false>();
+}
+
+/// `wait_model`; with `LOOK` the attempt first answers "empty" from the
+/// two side words (Relaxed, no lock), as `str_pop_lease_once` does, and
+/// with `LOOK_SETTLES` it settles with the back before it believes the
+/// look (as `pop_lease_wait` does since review finding 1).
+fn wait_model_any<const SETTLE: bool, const LOOK: bool, const LOOK_SETTLES: bool>() {
     /// A lock of the TSO model: a CAS that is a full barrier, a plain
     /// Release store to unlock.
     fn lock(w: &AtomicU32) {
@@ -310,15 +318,32 @@ fn wait_model<const SETTLE: bool>() {
                 // barrier.
                 loom::sync::atomic::fence(Ordering::SeqCst);
             }
-            if let Some(v) = attempt() {
-                return Ok(v);
-            }
-            if SETTLE {
-                // settle_with: the back lock seen free, or waited for.
+            // settle_with: the back lock seen free, or waited for.
+            let settle = || {
                 if back_lock.load(Ordering::SeqCst) != 0 {
                     lock(&back_lock);
                     back_lock.store(0, Ordering::Release);
                 }
+            };
+            let looks_empty = || {
+                let f = q.front.load(Ordering::Relaxed);
+                let b = q.back.load(Ordering::Relaxed);
+                str_word_pos(b) == str_word_pos(f)
+            };
+            if LOOK && looks_empty() {
+                if !LOOK_SETTLES {
+                    return Err(Miss::Settled);
+                }
+                settle();
+                if looks_empty() {
+                    return Err(Miss::Settled);
+                }
+            }
+            if let Some(v) = attempt() {
+                return Ok(v);
+            }
+            if SETTLE {
+                settle();
                 if let Some(v) = attempt() {
                     return Ok(v);
                 }
@@ -344,6 +369,23 @@ fn loom_str_split_blocked_consumer_settles_with_the_back() {
 #[should_panic]
 fn loom_str_split_blocked_consumer_without_settling_loses_the_wake_up() {
     wait_model::<false>();
+}
+
+/// A blocked `pop_lease_wait`, whose attempt answers "empty" from the
+/// look without the locks while the last lease scan is recent: the look
+/// settles with the back before it is believed, so the wake-up is not
+/// lost.
+#[test]
+fn loom_str_split_blocked_lease_look_settles_with_the_back() {
+    wait_model_any::<true, true, true>();
+}
+
+/// The same with a look that is believed at once (as before review
+/// finding 1): the wake-up is lost, whatever a locked miss does.
+#[test]
+#[should_panic]
+fn loom_str_split_blocked_lease_look_without_settling_loses_the_wake_up() {
+    wait_model_any::<true, true, false>();
 }
 
 /// The commit of one side: its copies and its word. Model pid 1 takes

@@ -189,6 +189,13 @@ impl StrQueue {
                 return Ok(0);
             };
             let mut total = 0u64;
+            // The items there when the lock was taken, at most the
+            // capacity: what one call may take. `count()` is clamped each
+            // time, but every item taken moves `head`, so in hostile
+            // memory (a `tail` far past `head`) a loop bounded by it alone
+            // would go round the slots ~2^31 times (Perl's drain asks for
+            // SIZE_MAX). Items pushed meanwhile are left for the next call.
+            let n = n.min(l.count() as usize);
             while got < n {
                 if let (Some(budget), true) = (max_bytes, got > 0 || !first_exempt) {
                     match l.read_end(false) {

@@ -88,12 +88,18 @@ impl StrQueue {
                 return Ok(Ok(()));
             }
             if ends == Ends::Back {
-                // Holding the back lock: taking the front lock after it
-                // keeps the order of `lock_until`.
+                // Settle with the back lock let go (as pop_wait does with
+                // the front lock): waiting for the front lock while holding
+                // the back one would hold up every producer while a
+                // consumer holding the front lock is stopped.
+                drop(l);
                 if let Err(f) = self.settle_with(false, deadline) {
                     return Ok(Err(f));
                 }
-                l.reread_other();
+                l = match self.lock_until::<true>(ends, || *deadline, true) {
+                    Err(f) => return Ok(Err(f)),
+                    Ok(l) => l,
+                };
                 if l.put_any(bytes, utf8, front, packed) {
                     return Ok(Ok(()));
                 }

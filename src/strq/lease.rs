@@ -138,21 +138,30 @@ impl StrQueue {
         }
     }
 
-    /// One `pop_lease`: `Ok(None)` when empty.
+    /// One `pop_lease`: `Ok(None)` when empty. `settle`: the deadline of
+    /// a blocked call, whose "empty" from the look settles with the back
+    /// first.
     fn str_pop_lease_once(
         &self,
         timeout: Option<f64>,
         out: &mut Vec<u8>,
+        settle: Option<&Deadline>,
     ) -> LResult<Option<(bool, u64)>> {
         let t = self.lease_table()?;
         out.clear();
         let now = now_ns();
         // Empty, nothing waiting to go back and no look due: answered
         // without the lock, as a plain pop answers "empty" (a consumer
-        // polling an empty queue must not hold up the producers).
+        // polling an empty queue must not hold up the producers). SYNC
+        // POINT: for a blocked call, as pop_wait's settled miss (see
+        // "Waiting" in the module docs): the look alone may miss a push
+        // whose word store is not yet visible while the producer misses
+        // our announcement, and we would sleep next to an item. If the
+        // settling fails (deadline, signal), the locks decide.
         if self.looks_empty()
             && now.wrapping_sub(t.head.last_scan.load(Ordering::Relaxed)) < SCAN_NS / 20
             && t.in_state_by_seq(RETURNED).is_empty()
+            && settle.is_none_or(|d| self.settle_with(true, d).is_ok() && self.looks_empty())
         {
             return Ok(None);
         }
@@ -251,7 +260,7 @@ impl StrQueue {
         timeout: Option<f64>,
         out: &mut Vec<u8>,
     ) -> LResult<Option<(bool, u64)>> {
-        let r = self.str_pop_lease_once(timeout, out)?;
+        let r = self.str_pop_lease_once(timeout, out, None)?;
         if r.is_none() {
             self.count_empty();
         }
@@ -278,7 +287,7 @@ impl StrQueue {
                 *deadline
             };
             let w = block_on(self.consumers(), &slice, || {
-                match self.str_pop_lease_once(timeout, out) {
+                match self.str_pop_lease_once(timeout, out, Some(&slice)) {
                     Ok(Some(x)) => Ok(Ok(x)),
                     Ok(None) => Err(Miss::Settled),
                     Err(e) => Ok(Err(e)),

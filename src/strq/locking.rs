@@ -13,6 +13,11 @@ use crate::sync::Ordering;
 use crate::testpoint::KillPoint;
 use crate::wait::{Side, Waited};
 
+/// How many times an operation that needs both locks lets the back lock
+/// go to wait for the front lock alone before it waits for the front lock
+/// holding the back one (see [`StrQueue::lock_both`]).
+const BOTH_ROUNDS: u32 = 4;
+
 /// A wait result whose attempt may have failed to take the lock.
 pub(super) fn flatten<R>(w: Waited<std::result::Result<R, LockFail>>) -> Waited<R> {
     match w {
@@ -130,17 +135,56 @@ impl StrQueue {
         deadline: impl Fn() -> Deadline,
         interruptible: bool,
     ) -> std::result::Result<Locked<'_, H>, LockFail> {
-        let gb = match ends {
-            Ends::Front => None,
-            _ => Some(self.lock_side::<H>(true, &deadline, interruptible)?),
-        };
-        let gf = match ends {
-            Ends::Back => None,
-            // A failure drops `gb` (nothing changed: no commit).
-            _ => Some(self.lock_side::<H>(false, &deadline, interruptible)?),
+        let (gb, gf) = match ends {
+            Ends::Back => (
+                Some(self.lock_side::<H>(true, &deadline, interruptible)?),
+                None,
+            ),
+            Ends::Front => (
+                None,
+                Some(self.lock_side::<H>(false, &deadline, interruptible)?),
+            ),
+            Ends::Both => {
+                let (gb, gf) = self.lock_both::<H>(&deadline, interruptible)?;
+                (Some(gb), Some(gf))
+            }
         };
         self.hold_hooks::<H>();
         Ok(Locked::new(self, gb, gf))
+    }
+
+    /// Both locks, the back first, without waiting for the front lock
+    /// while holding the back one (up to [`BOTH_ROUNDS`] times): with the
+    /// back lock held, the front lock is only tried; when it is held, the
+    /// back lock is let go, the front lock waited for (taken over from a
+    /// dead holder) and let go, and it all starts again. So a front
+    /// holder that is stopped (SIGSTOP, a debugger) or slow holds up the
+    /// call, not every producer behind it. After that many rounds (the
+    /// front taken again by others each time) the front lock is waited
+    /// for with the back one held, as the lock order allows. No lock is
+    /// ever waited for while the front one is held, so the order stays
+    /// back, then front; nothing is changed before both are held, so a
+    /// round that lets go commits nothing. Each lock taken is counted.
+    #[inline(never)]
+    fn lock_both<const H: bool>(
+        &self,
+        deadline: &impl Fn() -> Deadline,
+        interruptible: bool,
+    ) -> std::result::Result<(LockGuard<'_>, LockGuard<'_>), LockFail> {
+        for _ in 0..BOTH_ROUNDS {
+            let gb = self.lock_side::<H>(true, deadline, interruptible)?;
+            let s = self.side(false);
+            if let Some(gf) = LockGuard::try_acquire_robust(&s.lock, &s.owner) {
+                self.took_lock::<H>(false);
+                return Ok((gb, gf));
+            }
+            drop(gb);
+            drop(self.lock_side::<H>(false, deadline, interruptible)?);
+        }
+        let gb = self.lock_side::<H>(true, deadline, interruptible)?;
+        // A failure drops `gb` (nothing changed: no commit).
+        let gf = self.lock_side::<H>(false, deadline, interruptible)?;
+        Ok((gb, gf))
     }
 
     /// [`StrQueue::lock_until`] for a non-blocking call, waiting at most

@@ -45,6 +45,20 @@
 //! leases, a blocked push at the front
 //! ```
 //!
+//! An operation that needs both takes the back lock and then only
+//! *tries* the front lock; when that is held it lets the back lock go,
+//! waits for the front lock alone (taking it over from a dead holder)
+//! and lets it go, and starts again (`lock_both` in locking.rs). So a
+//! consumer stopped (SIGSTOP, a debugger) or descheduled while it holds
+//! the front lock holds up the other consumers and every call that needs
+//! both locks, but not the producers at the back. The coupling that
+//! remains: after 4 such rounds (the front lock taken by somebody else
+//! each time the call got to try it) the call waits for the front lock
+//! holding the back one, as the lock order allows, and a front holder
+//! stopped just then stalls the producers too; and a holder of the back
+//! lock that is stopped holds up every producer and every call that needs
+//! both. No lock is waited for while the front one is held.
+//!
 //! A holder reads its own side whole and the other side's `word` only,
 //! without the other lock. That read may be old, and old is safe: while a
 //! producer holds the back lock, the front changes only by pops (both-lock
@@ -191,8 +205,16 @@
 //! loads are Relaxed because the answer depends on nothing else read, and
 //! coherence keeps each no older than any commit that happens-before the
 //! call, so "empty" means the queue was empty at some moment during the
-//! call. Any other value sends the call to its lock, which decides under
-//! it. The misses are counted in `pop_empty` and `push_full`, on header
+//! call, *as long as only pushes at the back and pops at the front run*:
+//! those move `tail` and `head` only forward. `push_front`, `pop_back` and
+//! a lease's return move them backward, and when such calls run between
+//! the two loads the look may report "empty" (or "full") although the
+//! queue never was (a `push_front` and two `pop_back`s between the loads
+//! of a look at a queue of two items leave `tail` where `head` was read):
+//! a spurious miss, counted as one. A blocking call never believes a look
+//! without settling (see "Waiting"). Making it exact would need a change
+//! counter in the words, which have no room for one. Any other value
+//! sends the call to its lock, which decides under it. The misses are counted in `pop_empty` and `push_full`, on header
 //! line 3 (see [`Header::str_pop_empty`]). A hostile word only
 //! misreports "empty" or "full" until the next commit rewrites it.
 //!
@@ -228,9 +250,15 @@
 //! otherwise the read found the lock held (and waiting for it acquires the
 //! producer's unlock) or found it free from that unlock or later, which it
 //! then acquires: either way the second try sees the item. A blocked
-//! producer settles with the front the same way (taking the front lock
-//! while holding the back one keeps the lock order). Calls at the other
-//! ends hold both locks and need no settling. The loom model
+//! producer settles with the front the same way, after it has let the
+//! back lock go (so that it never waits for the front lock holding the
+//! back one), then takes the back lock again for its second try. Calls
+//! at the other ends hold both locks and need no settling. A blocked
+//! `pop_lease_wait` answers "empty" from the look without the locks
+//! while its last lease scan is recent; it settles with the back before
+//! it believes that look, and looks again (the loom model
+//! `loom_str_split_blocked_lease_look_settles_with_the_back`; its twin
+//! that believes the look at once loses the wake-up). The loom model
 //! `loom_str_split_blocked_consumer_settles_with_the_back` checks this as
 //! x86 runs it, and its twin without the settle step finds the lost
 //! wake-up. The settling costs a blocked call one load (or a lock) per
@@ -555,20 +583,27 @@ impl StrQueue {
     /// See [`StrQueue::clear`].
     pub fn len(&self) -> u64 {
         let (b, f) = self.words();
-        state::span(str_word_pos(b), str_word_pos(f)).min(self.capacity())
+        state::span(str_word_pos(b), f.head).min(self.capacity())
     }
 
-    /// The back and front words, read without the locks as a pair that
-    /// held at one instant: the front word read again after the back one
-    /// until it did not change (a few tries). A front read before the back
-    /// can only be older, which errs towards more items; but the ends
-    /// (`push_front`, `pop_back`) could move both in between, and then the
-    /// two words would not make a count.
-    fn words(&self) -> (u64, u64) {
-        let mut f = self.word(false);
+    /// The back word and the front state, read without the locks as a
+    /// pair: the front state read again after the back word until it did
+    /// not change (a few tries). A front read before the back can only be
+    /// older, which errs towards more items; but the ends (`push_front`,
+    /// `pop_back`) could move both in between, and then the two would not
+    /// make a count. The front's word alone can come back to the same
+    /// value (a `push_front`, then a pop of an item with the same charge,
+    /// restores head, released and the copy bit), so its counters
+    /// (`pop_ok`, `pushes`), which only grow, are compared too, as
+    /// `snapshot` does: every front commit moves one of them, except a
+    /// `clear`, which moves `head` only forward (back again only by
+    /// counted front pushes). So an unchanged front state means the front
+    /// did not move while the back word was read.
+    fn words(&self) -> (u64, state::Front) {
+        let mut f = self.load_front();
         let mut b = self.word(true);
         for _ in 0..8 {
-            let again = self.word(false);
+            let again = self.load_front();
             if again == f {
                 break;
             }
@@ -702,7 +737,12 @@ impl StrQueue {
     /// Both sides' committed state, read without the locks: read again
     /// until two reads in a row agree (a few tries; then whatever was read
     /// last), so that a quiescent queue reads exactly and a busy one gives
-    /// a pair that held at one instant.
+    /// a pair that held at one instant. That relies on loads not being
+    /// reordered (x86): a copy is rewritten two commits after it was
+    /// current, with no seqlock around it, and on a weaker machine two
+    /// reads torn the same way could agree (the stats are documented as
+    /// approximate while others work). The queue's operations never read
+    /// another side's copies, only its word, one 64-bit load.
     fn snapshot(&self) -> (state::Back, state::Front) {
         let mut pair = (self.load_back(), self.load_front());
         for _ in 0..8 {

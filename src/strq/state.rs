@@ -262,16 +262,6 @@ impl<'q, const H: bool> Locked<'q, H> {
         }
     }
 
-    /// Read the word of the side whose lock is not held again.
-    pub(super) fn reread_other(&mut self) {
-        if self.gb.is_none() {
-            self.back = Back::of_word(self.q.word(true));
-        }
-        if self.gf.is_none() {
-            self.front = Front::of_word(self.q.word(false));
-        }
-    }
-
     /// Commit the changes made under the locks, if any: the back first
     /// (the only operation that changes both, a front push into an
     /// arena holding no bytes, first moves the back's `wr` to 0, which

@@ -455,3 +455,33 @@ fn corrupt_shared_state_never_panics_and_heals_when_cleared() {
     assert!(q.push(&[5; 4096], false).unwrap());
     assert_eq!(pop_item(&q, false).unwrap().0, vec![5; 4096]);
 }
+
+/// A hostile back word whose `tail` is 2^31 past `head`: one `pop_multi`
+/// (Perl's `drain` asks for SIZE_MAX items) takes at most the capacity.
+/// `count()` is clamped to the capacity each time it is read, but every
+/// item taken moves `head`, so a loop bounded only by it would go round
+/// the same slots ~2^31 times under the front lock (found by review).
+#[test]
+fn hostile_tail_bounds_one_pop_multi_by_the_capacity() {
+    let q = StrQueue::anonymous(8, 4096).unwrap();
+    for _ in 0..8 {
+        q.push(b"", false).unwrap(); // zero-length items: `out` never grows
+    }
+    let b = q.side(true);
+    let w = b.word.load(Ordering::Relaxed);
+    let tail = crate::layout::str_word_pos(w);
+    b.word.store(
+        crate::layout::str_word(
+            tail.wrapping_add(1 << 31),
+            crate::layout::str_word_units(w),
+            crate::layout::str_word_copy(w),
+        ),
+        Ordering::Relaxed,
+    );
+    let (mut out, mut items) = (Vec::new(), Vec::new());
+    let got = q.pop_multi(100_000, None, &mut out, &mut items);
+    assert!(
+        got <= 8,
+        "one pop_multi took {got} items from a queue of 8 slots"
+    );
+}

@@ -455,9 +455,10 @@ multiples of 8, plus wrap waste. 0 when the queue is empty.
 How many times any process has taken one of the queue's two locks, the
 sum of both (a C<push> or C<pop> takes one lock once, so a producer and a
 consumer moving N items take 2N; C<push_front>, C<pop_back>, C<clear>
-and the lease calls take both, counting 2; a waiting call takes its locks
-once per attempt, and a blocked one that found nothing may take the
-other end's lock once more, see L</"THE LOCKS">; a non-blocking pop of
+and the lease calls take both, counting 2, or more when they found the
+front lock held; a waiting call takes its locks once per attempt, and a
+blocked one that found nothing may take both once more, see
+L</"THE LOCKS">; a non-blocking pop of
 an empty queue, or push to a queue with every slot taken, takes none).
 
 =item lock_contended
@@ -563,7 +564,10 @@ the word, on the header line that holds that end's state (see
 L<Data::Queue::Shared::Format/"STR QUEUES">). C<push> and C<push_multi>
 take the back lock; C<pop>, C<pop_multi>, C<drain> and C<peek> the front
 lock; C<push_front>, C<pop_back>, C<clear> and the lease calls both, the
-back first. Taking a free lock is one atomic compare-and-swap and no
+back first. Those never wait for the front lock while holding the back
+one: they take the back lock and only try the front one; when it is
+held, they let the back lock go, wait for the front lock alone, let it
+go, and start again (counting each lock taken in C<lock_acquired>). Taking a free lock is one atomic compare-and-swap and no
 system call; releasing it is a plain store and a read of the count, with
 no atomic read-modify-write (the few sleepers pay for that instead, with
 one C<membarrier> call each, see L<Data::Queue::Shared::Format/"The lock
@@ -572,7 +576,18 @@ holder only does a few loads and stores and one copy of a string, and
 then sleeps on the futex until the holder wakes it. A blocked C<pop_wait>
 that finds the queue empty looks at the back lock before it sleeps (and,
 if a producer holds it, waits for it once), and a blocked C<push_wait>
-at the front lock, so that no push or pop it must see can slip past it.
+at the front lock, with the back lock let go, so that no push or pop it
+must see can slip past it.
+
+So a consumer stopped (C<SIGSTOP>, a debugger) while it holds the front
+lock holds up the other consumers and every call that needs both locks,
+but not the producers: C<push> and C<push_multi> go on. What remains
+coupled: after four rounds in which somebody else took the front lock
+each time, a call that needs both waits for it holding the back lock
+(if that front holder is stopped just then, the producers wait too); and
+a process stopped holding the back lock holds up every producer and
+every call that needs both locks. Set a L</lock_timeout> where that
+matters.
 
 Everything below holds for each lock. No Perl code runs while a process holds the lock. All arguments are
 converted first, including C<FETCH> of tied variables and overloaded
