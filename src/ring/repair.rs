@@ -24,6 +24,12 @@ pub struct Repair<'a> {
 pub trait RepairSource: Sync {
     /// The repair cells and the record table.
     fn repair(&self) -> Repair<'_>;
+
+    /// A repair freed a slot for the producers (a hole given up, a dead
+    /// consumer's slot freed): wake a sleeping producer, which may have
+    /// read the ring full before (nobody else wakes it for a slot that
+    /// never held an item). No waiters here by default.
+    fn freed_slot(&self) {}
 }
 
 impl RepairSource for Repair<'_> {
@@ -86,6 +92,9 @@ impl<T: Element> Ring<'_, T> {
         if slot.skip(lap, lap.wrapping_add(self.capacity())) {
             r.skipped.fetch_add(1, Ordering::Relaxed);
             r.recoveries.fetch_add(1, Ordering::Relaxed);
+            if let Some(src) = self.repair {
+                src.freed_slot();
+            }
             return Step::Retry;
         }
         if slot.diff(slot.seq(), lap.wrapping_add(1)) == 0 {
@@ -120,9 +129,15 @@ impl<T: Element> Ring<'_, T> {
         let lq = self.lap(q);
         if slot.skip(lq.wrapping_add(1), lq.wrapping_add(cap)) {
             r.recoveries.fetch_add(1, Ordering::Relaxed);
+            if let Some(src) = self.repair {
+                src.freed_slot();
+            }
         } else if slot.skip(lq, lq.wrapping_add(cap)) {
             r.skipped.fetch_add(1, Ordering::Relaxed);
             r.recoveries.fetch_add(1, Ordering::Relaxed);
+            if let Some(src) = self.repair {
+                src.freed_slot();
+            }
         } else if slot.seq() == seq {
             // Neither: scribbled memory. Report full rather than loop.
             return Err(Miss::Settled);
