@@ -240,3 +240,20 @@ fn a_stopped_lease_pop_is_not_repaired() {
     assert_eq!(rest, (Some(2), None, None));
     assert_eq!(st, 0, "the child got item 1");
 }
+
+/// `pop_lease_wait` sleeps with the heavy half of the waiters' barrier,
+/// as every Int wait must: Int pushes end with a plain store and only the
+/// light half (ring docs, "Waiters"; review of i21ring, finding 6).
+#[test]
+fn pop_lease_wait_sleeps_fenced() {
+    use crate::futex::Deadline;
+    use crate::lock::barrier::HEAVY_CALLS;
+    let q = IntQueue::<i64>::anonymous(4).unwrap();
+    let before = HEAVY_CALLS.with(|c| c.get());
+    let w = q.pop_lease_wait(&Deadline::after_secs(0.02), None).unwrap();
+    assert_eq!(w, crate::wait::Waited::TimedOut);
+    assert!(
+        HEAVY_CALLS.with(|c| c.get()) > before,
+        "slept without the heavy barrier"
+    );
+}
