@@ -84,8 +84,9 @@
 //!
 //! A consumer at position `p` that finds `p` reserved but unpublished
 //! spins briefly, then asks whether a record of a *live* owner (the lock's
-//! test: `kill(pid, 0)`, `/proc/<pid>/stat` state and start time) covers
-//! `p` on the producer side. If one does, it reports [`Miss::InFlight`]
+//! test: `kill(pid, 0)`, `/proc/<pid>/stat` state and start time; a stat
+//! it cannot read, as without procfs or under `hidepid`, is alive unless
+//! `kill` then says ESRCH) covers `p` on the producer side. If one does, it reports [`Miss::InFlight`]
 //! (waiters wait). If none does, the reserver is dead: the consumer claims
 //! `p` like an item (its own record, a `head` CAS) and gives it up with a
 //! CAS of the sequence from `p` to `p + capacity`, counted in `recoveries`
@@ -102,7 +103,11 @@
 //! between its record and its CAS covers positions it never got; a dead
 //! reserver's hole under such a record waits for that process too. A
 //! record whose tag changes while a repairer reads it (a claim of a dead
-//! owner's record) counts as live: the repairer asks again later.
+//! owner's record) counts as live: the repairer asks again later. All
+//! participants must share one pid namespace (and, to repair at all, see
+//! each other in `/proc`). A repair that frees a slot wakes a producer
+//! (`RepairSource::freed_slot`): a producer asleep on a ring full of holes
+//! is woken by no pop.
 //!
 //! Claiming records, the overflow record for when the table is full of
 //! live owners, and fork are in `records.rs` and `intq.rs`.

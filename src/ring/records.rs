@@ -37,9 +37,6 @@ pub struct Record {
     pub tag: AtomicU64,
     /// The claimer's handle id (meaningful only inside its process).
     pub key: AtomicU64,
-    /// The claimer's thread id (`gettid`; meaningful only inside its
-    /// process).
-    pub tid: AtomicU64,
     /// Producer range `[push_lo, push_hi)`: the positions its current (or
     /// last) push reserves (empty when `push_lo == push_hi`).
     pub push_lo: AtomicU64,
@@ -49,6 +46,9 @@ pub struct Record {
     pub pop_lo: AtomicU64,
     /// End of the consumer range.
     pub pop_hi: AtomicU64,
+    /// The claimer's thread id (`gettid`; meaningful only inside its
+    /// process).
+    pub tid: AtomicU64,
     _pad: [u64; 1],
 }
 
