@@ -21,6 +21,17 @@
 //! attempt at a time (`records::overflow_take`, whose wait is bounded:
 //! then the operation reports "in flight"), and tries again for a record
 //! of its own on its next operation.
+//!
+//! Two live participants must never share a record (a repairer would take
+//! one's positions for finished while the other rewrote its ranges). That
+//! rests on two assumptions, as the lock's tag does: operations are not
+//! async-signal-safe (a signal handler that used the same handle in the
+//! same thread, between the interrupted operation's counter CAS and its
+//! stores, would rewrite the thread's record and leave that position
+//! uncovered; Perl defers signals, so this concerns Rust callers), and
+//! children are made by `fork` (whose `pthread_atfork` handler forgets
+//! the tag): a child made by a raw `clone` would keep its parent's tag
+//! and cached records.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64 as StdAtomicU64, Ordering as StdOrdering};

@@ -135,7 +135,11 @@
 //! wrapping 32-bit arithmetic and read as signed, which is exact while the
 //! capacity stays below 2^31 (capped at 2^30). The counters are 64-bit
 //! and every check is followed by a CAS of one, so a process stopped
-//! across 2^32 operations fails its CAS instead of misreading a slot.
+//! across 2^32 operations fails its CAS instead of misreading a slot. The
+//! one slot CAS that follows no counter CAS, a producer's freeing of a
+//! dead consumer's slot, re-reads `tail` just before it (`repair.rs`);
+//! only a producer stopped for 2^32 operations between that load and its
+//! CAS, a few instructions, could still free a later lap's item.
 //!
 //! # Hostile memory
 //!
@@ -600,7 +604,12 @@ impl<'a, T: Element> Ring<'a, T> {
             }
             let v = slot.get();
             // The value is the one published for `h` only if nobody took
-            // it (and a producer refilled the slot) meanwhile.
+            // it (and a producer refilled the slot) meanwhile. The fence
+            // keeps the (Relaxed) value load before the re-checks, as a
+            // seqlock reader's must be. (In the language's model the
+            // pairing also wants a release fence before a producer's
+            // value store; not on the push path: peek is best-effort.)
+            crate::sync::fence(Ordering::Acquire);
             if slot.seq() == seq && self.head.load(Ordering::Acquire) == h {
                 return Some(v);
             }

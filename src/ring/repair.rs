@@ -124,6 +124,15 @@ impl<T: Element> Ring<'_, T> {
         if live_cover(r.table, Side::Pop, q, cap) {
             return Err(Miss::InFlight);
         }
+        // No counter CAS guards the slot CAS below. With `tail` still at
+        // `t` no later lap has reached this slot, so a 32-bit sequence
+        // (narrow slots) cannot be read as a later lap's; a producer
+        // stopped across 2^32 positions during the records' look (a
+        // `kill` and a /proc read) sees `tail` moved instead. (Residue:
+        // stopped between this load and the CAS, a few instructions.)
+        if self.tail.load(Ordering::Acquire) != t {
+            return Ok(());
+        }
         // RECOVERY: the claimer is dead. Its item went with it; a hole a
         // dead repairer claimed and did not give up is given up here.
         let lq = self.lap(q);
