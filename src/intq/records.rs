@@ -415,4 +415,50 @@ mod tests {
         });
         assert_eq!(q.stats().size, 0);
     }
+
+    /// Without procfs (or with `hidepid`) a live owner is still alive
+    /// (finding 2). Needs procfs gone, so ignored; run as
+    /// `unshare -m sh -c "umount -l /proc && $TEST_BIN without_procfs --ignored"`.
+    #[test]
+    #[ignore]
+    fn alive_and_not_repaired_without_procfs() {
+        assert!(
+            !records::owner_dead(current_tag()),
+            "this process reads as dead"
+        );
+        let path = std::env::temp_dir().join(format!("dqs-noproc-{}.q", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let q = IntQueue::<i64>::open(&path, 4, 0o600).unwrap();
+        // SAFETY: the child pushes once (stopping after its tail CAS), _exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: a watchdog for the child alone.
+            unsafe { libc::alarm(20) };
+            std::env::set_var("DQS_TEST_KILL_POINT", "int_push_claimed:stop");
+            let c = IntQueue::<i64>::open(&path, 4, 0o600).unwrap();
+            let ok = c.push(5);
+            // SAFETY: ends the child without the parent's destructors.
+            unsafe { libc::_exit(if ok { 0 } else { 3 }) };
+        }
+        let mut st = 0;
+        // SAFETY: waitpid on our child; WUNTRACED: until it stops.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut st, libc::WUNTRACED) }, pid);
+        assert!(libc::WIFSTOPPED(st));
+        let first = q.pop();
+        let rec = q.stats().recoveries;
+        // SAFETY: resume and reap our child.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+        assert!(q.push(6));
+        let rest = (q.pop(), q.pop());
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(
+            (first, rec),
+            (None, 0),
+            "live producer repaired; then {rest:?}"
+        );
+        assert_eq!(rest, (Some(5), Some(6)));
+    }
 }
