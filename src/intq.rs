@@ -722,6 +722,19 @@ impl RepairSource for Region {
             recoveries: &h.recoveries,
         }
     }
+
+    /// Wake a producer for a slot a repair freed (the slot store was a
+    /// plain one: the light barrier first, as after a pop).
+    #[cold]
+    fn freed_slot(&self) {
+        let h = self.header();
+        crate::lock::barrier::light();
+        Side {
+            waiters: &h.push_waiters,
+            futex: &h.push_futex,
+        }
+        .wake(1);
+    }
 }
 
 #[cfg(all(test, not(loom)))]

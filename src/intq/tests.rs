@@ -83,3 +83,56 @@ fn clear_removes_more_than_one_run_and_counts_it() {
         "cleared items count as pops"
     );
 }
+
+/// A ring full of a dead producer's holes reads full to a producer, which
+/// sleeps; the consumer that gives the holes up must wake it (the repair
+/// frees slots that no pop counts), or both sleep for ever (review of
+/// i21ring, finding 5).
+#[test]
+fn giving_up_holes_wakes_a_sleeping_producer() {
+    use crate::wait::Waited;
+    let path = std::env::temp_dir().join(format!("dqs-holes-wake-{}.q", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let q = IntQueue::<i64>::open(&path, 2, 0o600).unwrap();
+    // SAFETY: the child reserves two positions and dies there.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        // SAFETY: a watchdog for the child alone.
+        unsafe { libc::alarm(20) };
+        std::env::set_var("DQS_TEST_KILL_POINT", "int_push_claimed");
+        let c = IntQueue::<i64>::open(&path, 2, 0o600).unwrap();
+        c.push_slice(&[1, 2]);
+        // SAFETY: ends the child (not reached: the kill point kills it).
+        unsafe { libc::_exit(3) };
+    }
+    let mut st = 0;
+    // SAFETY: waitpid on our child.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+    assert!(libc::WIFSIGNALED(st));
+    assert_eq!(q.len(), 2, "two holes");
+    let got = std::thread::scope(|s| {
+        let q = &q;
+        let p = s.spawn(move || q.push_wait(7, &Deadline::after_secs(20.0)));
+        // Let the producer fall asleep on "full" (it must be woken
+        // whether or not it got there first).
+        while q.stats().push_waiters == 0 && !p.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // Gives the holes up; the woken producer's item may already be
+        // there for the same call.
+        let got = match q.pop() {
+            Some(v) => Waited::Done(v),
+            None => q.pop_wait(&Deadline::after_secs(3.0)),
+        };
+        q.clear(); // wakes the producer whatever happened
+        assert_eq!(p.join().unwrap(), Waited::Done(()));
+        got
+    });
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(
+        got,
+        Waited::Done(7),
+        "producer not woken when the holes were given up"
+    );
+}

@@ -10,7 +10,7 @@ use crate::intq::IntQueue;
 use crate::lock::LockGuard;
 use crate::ring::Element;
 use crate::sync::Ordering;
-use crate::wait::{block_on, Waited};
+use crate::wait::{block_on_fenced, Waited};
 
 type LResult<T> = std::result::Result<T, LeaseError>;
 
@@ -127,20 +127,27 @@ impl<T: Element> IntQueue<T> {
             let gen = t.begin(i, now, timeout, true);
             let old = t.state(i).0;
             let rec = &t.recs[i];
-            let taken = self.ring().try_pop_noted(|note| match note {
-                Some((pos, v)) => {
-                    rec.value.store(v.to_i64() as u64, Ordering::Relaxed);
-                    rec.meta.store(pos, Ordering::Relaxed);
-                    t.set(i, gen, TAKING);
-                    kill_point(Point::LeaseIntIntent);
-                }
-                None => t.set(i, old, FREE),
+            // With this thread's intent record: between its `head` CAS and
+            // its free, a live leaser must be seen by a producer's repair.
+            let taken = self.with_ring(|ring| {
+                ring.try_pop_noted(|note| match note {
+                    Some((pos, v)) => {
+                        rec.value.store(v.to_i64() as u64, Ordering::Relaxed);
+                        rec.meta.store(pos, Ordering::Relaxed);
+                        t.set(i, gen, TAKING);
+                        kill_point(Point::LeaseIntIntent);
+                    }
+                    None => t.set(i, old, FREE),
+                })
             });
             match taken {
                 Ok(v) => {
                     kill_point(Point::LeaseIntTaken);
                     rec.value.store(v.to_i64() as u64, Ordering::Relaxed);
                     t.set(i, gen, HELD);
+                    // The slot was freed with a plain store (ring docs,
+                    // "Waiters").
+                    crate::lock::barrier::light();
                     self.producers().wake(1);
                     break Ok(Got::Item(v, lease_id(gen, i)));
                 }
@@ -223,7 +230,7 @@ impl<T: Element> IntQueue<T> {
             } else {
                 *deadline
             };
-            let w = block_on(self.consumers(), &slice, || {
+            let w = block_on_fenced(self.consumers(), &slice, || {
                 match self.pop_lease_once(timeout) {
                     Ok(Got::Item(v, l)) => Ok(Ok((v, l))),
                     Ok(Got::Empty) => Err(crate::ring::Miss::Settled),

@@ -195,3 +195,65 @@ fn a_child_is_another_holder_and_its_death_returns_its_leases() {
     assert_eq!(q.pop(), Some(2));
     assert!(q.ack(mine).unwrap());
 }
+
+/// A leaser stopped (alive) between its `head` CAS and its free of the
+/// slot: a producer that wraps to that slot must not repair it under the
+/// leaser (`pop_lease` pops with this thread's intent record). Without
+/// the record: `push(3)` "repairs" the slot, then the leaser's free
+/// overwrites item 3 (review of i21ring, finding 1).
+#[test]
+fn a_stopped_lease_pop_is_not_repaired() {
+    let path = std::env::temp_dir().join(format!("dqs-lease-stop-{}.q", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let q = IntQueue::<i64>::open(&path, 2, 0o600).unwrap();
+    assert!(q.push(1) && q.push(2));
+    // SAFETY: the child opens its own handle, pops with a lease, _exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        // SAFETY: a watchdog for the child alone.
+        unsafe { libc::alarm(20) };
+        std::env::set_var("DQS_TEST_KILL_POINT", "int_pop_claimed:stop");
+        let c = IntQueue::<i64>::open(&path, 2, 0o600).unwrap();
+        let ok = matches!(c.pop_lease(None), Ok(Some((1, _))));
+        // SAFETY: ends the child without the parent's destructors.
+        unsafe { libc::_exit(if ok { 0 } else { 3 }) };
+    }
+    let mut st = 0;
+    // SAFETY: waitpid on our child; WUNTRACED: until it stops.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut st, libc::WUNTRACED) }, pid);
+    assert!(libc::WIFSTOPPED(st), "child stopped after its head CAS");
+    // The child is alive and owns position 0's slot: the ring is full.
+    let pushed = q.push(3);
+    let rec = q.stats().recoveries;
+    // SAFETY: resume and reap our child.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut st, 0) }, pid);
+    let rest = (q.pop(), q.pop(), q.pop());
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(
+        rec, 0,
+        "a live leaser's slot was repaired (push of 3: {pushed}; then pops {rest:?}, child status {st})"
+    );
+    assert!(!pushed, "push into a slot a live consumer still owns");
+    assert_eq!(rest, (Some(2), None, None));
+    assert_eq!(st, 0, "the child got item 1");
+}
+
+/// `pop_lease_wait` sleeps with the heavy half of the waiters' barrier,
+/// as every Int wait must: Int pushes end with a plain store and only the
+/// light half (ring docs, "Waiters"; review of i21ring, finding 6).
+#[test]
+fn pop_lease_wait_sleeps_fenced() {
+    use crate::futex::Deadline;
+    use crate::lock::barrier::HEAVY_CALLS;
+    let q = IntQueue::<i64>::anonymous(4).unwrap();
+    let before = HEAVY_CALLS.with(|c| c.get());
+    let w = q.pop_lease_wait(&Deadline::after_secs(0.02), None).unwrap();
+    assert_eq!(w, crate::wait::Waited::TimedOut);
+    assert!(
+        HEAVY_CALLS.with(|c| c.get()) > before,
+        "slept without the heavy barrier"
+    );
+}

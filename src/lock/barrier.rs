@@ -34,6 +34,15 @@ pub(crate) fn light() {
 /// False when the kernel refused the latter (then a registered
 /// holder's read may miss the count).
 pub(crate) fn heavy() -> bool {
+    #[cfg(all(test, not(loom)))]
+    HEAVY_CALLS.with(|c| c.set(c.get() + 1));
     fence(Ordering::SeqCst);
     membarrier_global()
+}
+
+#[cfg(all(test, not(loom)))]
+thread_local! {
+    /// How many times this thread issued the heavy half (tests: which
+    /// waits sleep fenced).
+    pub(crate) static HEAVY_CALLS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }

@@ -50,17 +50,42 @@ pub fn owner_is_dead(pid: u32, tag: u64, since: u64) -> bool {
     let Ok(p) = libc::pid_t::try_from(pid) else {
         return true;
     };
-    // SAFETY: signal 0 only checks for existence; nothing is sent.
-    if unsafe { libc::kill(p, 0) } != 0
-        && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
-    {
+    let gone = || {
+        // SAFETY: signal 0 only checks for existence; nothing is sent.
+        let r = unsafe { libc::kill(p, 0) };
+        r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    };
+    if gone() {
         return true;
     }
-    let st = match proc_stat(pid) {
+    dead_by_stat(proc_stat(pid), gone, pid, tag, since)
+}
+
+/// The rest of [`owner_is_dead`], once `kill(pid, 0)` said the process
+/// exists (0 or EPERM): decide from its `/proc/<pid>/stat` (`stat`, as
+/// [`proc_stat`] read it). `gone` asks `kill` again.
+///
+/// A stat that cannot be read (no procfs mounted, `hidepid`, another pid
+/// namespace's procfs) is **not** death: the process is dead only if
+/// `kill` now says ESRCH (it vanished between the two looks), else it
+/// counts as alive. Unsure means alive, for the lock (taking over a live
+/// holder breaks mutual exclusion) as for the ring (repairing a live
+/// owner's position loses items). The price: without a readable procfs,
+/// a dead owner whose pid was reused is not recognized, and waits for the
+/// reuser to end.
+pub(super) fn dead_by_stat(
+    stat: Result<ProcStat, bool>,
+    gone: impl FnOnce() -> bool,
+    pid: u32,
+    tag: u64,
+    since: u64,
+) -> bool {
+    let st = match stat {
         Ok(st) => st,
-        // Vanished between the two looks: dead. No procfs: kill said it
-        // exists, and that is all we know.
-        Err(gone) => return gone,
+        // Not found: vanished between the two looks, or no procfs to
+        // show it. Other errors: procfs cannot tell. Either way only kill
+        // can say dead.
+        Err(_) => return gone(),
     };
     if matches!(st.state, b'Z' | b'X' | b'x') {
         return true;

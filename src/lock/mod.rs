@@ -80,7 +80,14 @@
 //! one `/proc` read per signal or timeout while the lock is held.
 //!
 //! * `kill(pid, 0)` failing with `ESRCH`: dead (and reaped);
-//! * `/proc/<pid>/stat` gone, or its state `Z` (zombie) or `X`: dead;
+//! * `/proc/<pid>/stat` state `Z` (zombie) or `X`: dead;
+//! * `/proc/<pid>/stat` unreadable (vanished, or no procfs, `hidepid`,
+//!   another pid namespace's procfs): dead only if `kill` now says
+//!   `ESRCH`, else alive. Unsure is alive: taking over a live holder would
+//!   break mutual exclusion (and repairing a live owner's ring position
+//!   would lose items). Without a readable procfs a dead holder whose pid
+//!   was reused is not recognized (below): it waits for the reuser to end.
+//!   Processes sharing a queue must share a pid namespace;
 //! * `T`/`t` (stopped, traced) and every other state: alive. A stopped
 //!   holder is never taken over; callers bound their wait with a deadline.
 //!

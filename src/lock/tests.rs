@@ -366,3 +366,36 @@ fn threads_are_mutually_excluded() {
     assert_eq!(w.word.load(Ordering::Relaxed), 0);
     assert_eq!(sleeper_count(w.sleepers.load(Ordering::Relaxed)), 0);
 }
+
+/// `/proc/<pid>/stat` unreadable (no procfs, `hidepid`) after `kill` said
+/// the process exists: dead only if `kill` now says it is gone. The ring
+/// repairs a dead owner's positions, so "unreadable" must not mean dead
+/// (review of i21ring, finding 2).
+#[test]
+fn an_unreadable_stat_is_not_death() {
+    use super::liveness::{dead_by_stat, ProcStat};
+    let me = std::process::id();
+    let tag = current_tag();
+    // NotFound (Err(true)) and other errors (Err(false)), still there.
+    assert!(!dead_by_stat(Err(true), || false, me, tag, 0));
+    assert!(!dead_by_stat(Err(false), || false, me, tag, 0));
+    // Vanished between the two looks.
+    assert!(dead_by_stat(Err(true), || true, me, tag, 0));
+    // A readable stat decides as before: state, then start time.
+    let st = |state, start| Ok(ProcStat { state, start });
+    assert!(dead_by_stat(st(b'Z', 0), || false, me, tag, 0));
+    assert!(!dead_by_stat(
+        st(b'S', u64::from(tag as u32)),
+        || true,
+        me,
+        tag,
+        0
+    ));
+    assert!(dead_by_stat(
+        st(b'S', u64::from(tag as u32) + 1),
+        || false,
+        me,
+        tag,
+        0
+    ));
+}

@@ -84,8 +84,9 @@
 //!
 //! A consumer at position `p` that finds `p` reserved but unpublished
 //! spins briefly, then asks whether a record of a *live* owner (the lock's
-//! test: `kill(pid, 0)`, `/proc/<pid>/stat` state and start time) covers
-//! `p` on the producer side. If one does, it reports [`Miss::InFlight`]
+//! test: `kill(pid, 0)`, `/proc/<pid>/stat` state and start time; a stat
+//! it cannot read, as without procfs or under `hidepid`, is alive unless
+//! `kill` then says ESRCH) covers `p` on the producer side. If one does, it reports [`Miss::InFlight`]
 //! (waiters wait). If none does, the reserver is dead: the consumer claims
 //! `p` like an item (its own record, a `head` CAS) and gives it up with a
 //! CAS of the sequence from `p` to `p + capacity`, counted in `recoveries`
@@ -102,7 +103,11 @@
 //! between its record and its CAS covers positions it never got; a dead
 //! reserver's hole under such a record waits for that process too. A
 //! record whose tag changes while a repairer reads it (a claim of a dead
-//! owner's record) counts as live: the repairer asks again later.
+//! owner's record) counts as live: the repairer asks again later. All
+//! participants must share one pid namespace (and, to repair at all, see
+//! each other in `/proc`). A repair that frees a slot wakes a producer
+//! (`RepairSource::freed_slot`): a producer asleep on a ring full of holes
+//! is woken by no pop.
 //!
 //! Claiming records, the overflow record for when the table is full of
 //! live owners, and fork are in `records.rs` and `intq.rs`.
@@ -130,7 +135,11 @@
 //! wrapping 32-bit arithmetic and read as signed, which is exact while the
 //! capacity stays below 2^31 (capped at 2^30). The counters are 64-bit
 //! and every check is followed by a CAS of one, so a process stopped
-//! across 2^32 operations fails its CAS instead of misreading a slot.
+//! across 2^32 operations fails its CAS instead of misreading a slot. The
+//! one slot CAS that follows no counter CAS, a producer's freeing of a
+//! dead consumer's slot, re-reads `tail` just before it (`repair.rs`);
+//! only a producer stopped for 2^32 operations between that load and its
+//! CAS, a few instructions, could still free a later lap's item.
 //!
 //! # Hostile memory
 //!
@@ -592,7 +601,12 @@ impl<'a, T: Element> Ring<'a, T> {
             }
             let v = slot.get();
             // The value is the one published for `h` only if nobody took
-            // it (and a producer refilled the slot) meanwhile.
+            // it (and a producer refilled the slot) meanwhile. The fence
+            // keeps the (Relaxed) value load before the re-checks, as a
+            // seqlock reader's must be. (In the language's model the
+            // pairing also wants a release fence before a producer's
+            // value store; not on the push path: peek is best-effort.)
+            crate::sync::fence(Ordering::Acquire);
             if slot.seq() == seq && self.head.load(Ordering::Acquire) == h {
                 return Some(v);
             }

@@ -6,17 +6,28 @@
 //! A table of [`RING_RECORDS`](crate::layout::RING_RECORDS) records, one
 //! cache line each, lies in the mapping after the slots. A record is
 //! claimed once by one thread of one process for one handle (its `key`,
-//! a process-local handle id) and reused by it for every operation:
-//! claiming is a CAS of `tag` from 0, or from the tag of an owner that
-//! is dead, to `tag | BUSY`; the claimer then stores its key, empties
-//! both ranges and stores its plain tag (Release). Record 0 is never
-//! claimed for good: it is the overflow record, which a participant that
-//! found every other record held by live owners claims for one attempt
-//! at a time and gives back right after (`tag` back to 0), waiting while
-//! another holds it (a live holder is inside one ring attempt; a dead
-//! holder's tag is replaced by a CAS, as for a claim).
+//! a process-local handle id, and its `tid`, the thread's id) and reused
+//! by it for every operation: claiming is a CAS of `tag` from 0, from
+//! the tag of an owner that is dead, or from this process's own tag when
+//! the thread that claimed it has ended (`tgkill(getpid(), tid, 0)`:
+//! ESRCH), to `tag | BUSY`; the claimer then stores its key and thread
+//! id, empties both ranges and stores its plain tag (Release). A thread
+//! that lost its record from its cache finds it again by (tag, key, tid)
+//! ([`find_own`]) before claiming another, so a thread holds at most one
+//! record per handle, and records of ended threads are taken back.
+//!
+//! Record 0 is never claimed for good: it is the overflow record, which a
+//! participant that found every other record held by live owners claims
+//! for one attempt at a time and gives back right after (`tag` back to
+//! 0), waiting while another holds it (a live holder is inside one ring
+//! attempt; a dead holder's tag is replaced by a CAS, as for a claim).
+//! The wait is bounded ([`OVERFLOW_TRIES`]): a holder that does not let
+//! go (stopped, or scribbled memory naming a live process) makes
+//! [`overflow_take`] give up, and the operation reports "in flight" (a
+//! non-blocking push or pop fails as on a full or empty queue; a wait
+//! tries again until its deadline).
 
-use crate::sync::{spin_hint, AtomicU64, Ordering};
+use crate::sync::{spin_hint, spin_rounds, AtomicU64, Ordering};
 
 /// One intent record, one cache line.
 #[repr(C, align(64))]
@@ -35,7 +46,10 @@ pub struct Record {
     pub pop_lo: AtomicU64,
     /// End of the consumer range.
     pub pop_hi: AtomicU64,
-    _pad: [u64; 2],
+    /// The claimer's thread id (`gettid`; meaningful only inside its
+    /// process).
+    pub tid: AtomicU64,
+    _pad: [u64; 1],
 }
 
 #[cfg(not(loom))]
@@ -66,7 +80,8 @@ impl Record {
             push_hi: AtomicU64::new(0),
             pop_lo: AtomicU64::new(0),
             pop_hi: AtomicU64::new(0),
-            _pad: [0; 2],
+            tid: AtomicU64::new(0),
+            _pad: [0; 1],
         }
     }
 
@@ -155,29 +170,70 @@ pub fn live_cover(table: &[Record], side: Side, p: u64, cap: u64) -> bool {
     })
 }
 
-/// Claim a record of `table` (not the overflow record) for owner `tag`
-/// and handle `key`: a free one, else (with `dead_too`) one whose owner
-/// is dead. `None` when every record is held by a live owner (or `tag`
-/// is 0: unknown).
-pub fn claim(table: &[Record], tag: u64, key: u64, dead_too: bool) -> Option<usize> {
+/// The record of `table` (not the overflow record) this thread (`tid`)
+/// of owner `tag` claimed for handle `key`, if it holds one (a thread
+/// whose cache dropped it).
+pub fn find_own(table: &[Record], tag: u64, key: u64, tid: u64) -> Option<usize> {
     if tag == 0 || tag & BUSY != 0 {
         return None;
     }
-    let won = |r: &Record, from: u64| {
+    table.iter().enumerate().skip(1).find_map(|(i, r)| {
+        (r.tag.load(Ordering::Acquire) == tag
+            && r.key.load(Ordering::Relaxed) == key
+            && r.tid.load(Ordering::Relaxed) == tid)
+            .then_some(i)
+    })
+}
+
+/// Whether thread `tid` of this process has ended.
+#[cfg(not(loom))]
+fn thread_gone(tid: u64) -> bool {
+    let Ok(t) = libc::pid_t::try_from(tid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks for existence; nothing is sent.
+    let r = unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), t, 0) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// Threads do not end in the loom models.
+#[cfg(loom)]
+fn thread_gone(_tid: u64) -> bool {
+    false
+}
+
+/// Claim a record of `table` (not the overflow record) for thread `tid`
+/// of owner `tag` and handle `key`: a free one, else (with `dead_too`)
+/// one whose owner is dead, or one of this process whose thread has
+/// ended. `None` when every record is held by a live owner (or `tag` is
+/// 0: unknown).
+pub fn claim(table: &[Record], tag: u64, key: u64, tid: u64, dead_too: bool) -> Option<usize> {
+    if tag == 0 || tag & BUSY != 0 {
+        return None;
+    }
+    // `dead_tid`: the record is this process's, of that ended thread;
+    // checked again once `BUSY` keeps other claimers out (another thread
+    // of ours may have claimed it meanwhile, storing the same tag).
+    let won = |r: &Record, from: u64, dead_tid: Option<u64>| {
         if r.tag
             .compare_exchange(from, tag | BUSY, Ordering::AcqRel, Ordering::Relaxed)
             .is_err()
         {
             return false;
         }
+        if dead_tid.is_some_and(|d| r.tid.load(Ordering::Relaxed) != d) {
+            r.tag.store(from, Ordering::Release);
+            return false;
+        }
         r.key.store(key, Ordering::Relaxed);
+        r.tid.store(tid, Ordering::Relaxed);
         r.clear(Side::Push);
         r.clear(Side::Pop);
         r.tag.store(tag, Ordering::Release);
         true
     };
     for (i, r) in table.iter().enumerate().skip(1) {
-        if r.tag.load(Ordering::Relaxed) == 0 && won(r, 0) {
+        if r.tag.load(Ordering::Relaxed) == 0 && won(r, 0, None) {
             return Some(i);
         }
     }
@@ -186,7 +242,14 @@ pub fn claim(table: &[Record], tag: u64, key: u64, dead_too: bool) -> Option<usi
     }
     for (i, r) in table.iter().enumerate().skip(1) {
         let t = r.tag.load(Ordering::Acquire);
-        if t != 0 && t & !BUSY != tag && owner_dead(t) && won(r, t) {
+        if t == 0 || t & BUSY != 0 {
+            continue;
+        }
+        if t != tag && owner_dead(t) && won(r, t, None) {
+            return Some(i);
+        }
+        let old = r.tid.load(Ordering::Relaxed);
+        if t == tag && old != tid && thread_gone(old) && won(r, t, Some(old)) {
             return Some(i);
         }
     }
@@ -204,14 +267,18 @@ pub fn release_all(table: &[Record], tag: u64, key: u64) {
     }
 }
 
+/// Tries [`overflow_take`] makes (spins, then yields) before it gives up.
+pub const OVERFLOW_TRIES: u32 = spin_rounds(4096);
+
 /// Take the overflow record for one attempt (see the module docs): wait
-/// while a live owner holds it, take it from a dead one.
-pub fn overflow_take(table: &[Record], tag: u64) -> &Record {
+/// while a live owner holds it, take it from a dead one. `None` after
+/// [`OVERFLOW_TRIES`] tries: the caller reports its operation in flight.
+pub fn overflow_take(table: &[Record], tag: u64) -> Option<&Record> {
     let r = &table[OVERFLOW];
     let mut spins = 0u32;
-    loop {
+    while spins < OVERFLOW_TRIES {
         let cur = r.tag.load(Ordering::Acquire);
-        let free = cur == 0 || (spins > 0 && spins % 1024 == 0 && owner_dead(cur));
+        let free = cur == 0 || (spins % 1024 == 64 && owner_dead(cur));
         if free
             && r.tag
                 .compare_exchange(cur, tag, Ordering::AcqRel, Ordering::Relaxed)
@@ -219,7 +286,7 @@ pub fn overflow_take(table: &[Record], tag: u64) -> &Record {
         {
             r.clear(Side::Push);
             r.clear(Side::Pop);
-            return r;
+            return Some(r);
         }
         spins = spins.wrapping_add(1);
         if spins < 64 {
@@ -228,6 +295,7 @@ pub fn overflow_take(table: &[Record], tag: u64) -> &Record {
             crate::sync::yield_now();
         }
     }
+    None
 }
 
 /// Give the overflow record back.

@@ -24,6 +24,12 @@ pub struct Repair<'a> {
 pub trait RepairSource: Sync {
     /// The repair cells and the record table.
     fn repair(&self) -> Repair<'_>;
+
+    /// A repair freed a slot for the producers (a hole given up, a dead
+    /// consumer's slot freed): wake a sleeping producer, which may have
+    /// read the ring full before (nobody else wakes it for a slot that
+    /// never held an item). No waiters here by default.
+    fn freed_slot(&self) {}
 }
 
 impl RepairSource for Repair<'_> {
@@ -86,6 +92,9 @@ impl<T: Element> Ring<'_, T> {
         if slot.skip(lap, lap.wrapping_add(self.capacity())) {
             r.skipped.fetch_add(1, Ordering::Relaxed);
             r.recoveries.fetch_add(1, Ordering::Relaxed);
+            if let Some(src) = self.repair {
+                src.freed_slot();
+            }
             return Step::Retry;
         }
         if slot.diff(slot.seq(), lap.wrapping_add(1)) == 0 {
@@ -115,14 +124,29 @@ impl<T: Element> Ring<'_, T> {
         if live_cover(r.table, Side::Pop, q, cap) {
             return Err(Miss::InFlight);
         }
+        // No counter CAS guards the slot CAS below. With `tail` still at
+        // `t` no later lap has reached this slot, so a 32-bit sequence
+        // (narrow slots) cannot be read as a later lap's; a producer
+        // stopped across 2^32 positions during the records' look (a
+        // `kill` and a /proc read) sees `tail` moved instead. (Residue:
+        // stopped between this load and the CAS, a few instructions.)
+        if self.tail.load(Ordering::Acquire) != t {
+            return Ok(());
+        }
         // RECOVERY: the claimer is dead. Its item went with it; a hole a
         // dead repairer claimed and did not give up is given up here.
         let lq = self.lap(q);
         if slot.skip(lq.wrapping_add(1), lq.wrapping_add(cap)) {
             r.recoveries.fetch_add(1, Ordering::Relaxed);
+            if let Some(src) = self.repair {
+                src.freed_slot();
+            }
         } else if slot.skip(lq, lq.wrapping_add(cap)) {
             r.skipped.fetch_add(1, Ordering::Relaxed);
             r.recoveries.fetch_add(1, Ordering::Relaxed);
+            if let Some(src) = self.repair {
+                src.freed_slot();
+            }
         } else if slot.seq() == seq {
             // Neither: scribbled memory. Report full rather than loop.
             return Err(Miss::Settled);

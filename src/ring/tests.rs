@@ -304,12 +304,24 @@ fn a_repairer_killed_after_its_claim_is_finished_by_a_producer() {
 fn claims_take_free_or_dead_records_never_live_ones() {
     let t: Vec<Record> = (0..4).map(|_| Record::new()).collect();
     let me = live_tag();
-    assert_eq!(records::claim(&t, me, 7, false), Some(1));
-    assert_eq!(records::claim(&t, me, 8, false), Some(2));
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u64;
+    assert_eq!(records::claim(&t, me, 7, tid, false), Some(1));
+    assert_eq!(records::claim(&t, me, 8, tid, false), Some(2));
+    assert_eq!(records::find_own(&t, me, 8, tid), Some(2));
+    assert_eq!(records::find_own(&t, me, 8, tid + 1), None);
     t[3].tag.store(dead_tag(), Ordering::SeqCst);
-    assert_eq!(records::claim(&t, me, 9, false), None, "no free one");
-    assert_eq!(records::claim(&t, me, 9, true), Some(3), "a dead owner's");
-    assert_eq!(records::claim(&t, me, 10, true), None, "all live: none");
+    assert_eq!(records::claim(&t, me, 9, tid, false), None, "no free one");
+    assert_eq!(
+        records::claim(&t, me, 9, tid, true),
+        Some(3),
+        "a dead owner's"
+    );
+    assert_eq!(
+        records::claim(&t, me, 10, tid, true),
+        None,
+        "all live: none"
+    );
     assert_eq!(
         t[0].tag.load(Ordering::Relaxed),
         0,
@@ -318,13 +330,25 @@ fn claims_take_free_or_dead_records_never_live_ones() {
     records::release_all(&t, me, 8);
     assert_eq!(t[2].tag.load(Ordering::Relaxed), 0);
     assert_eq!(t[1].tag.load(Ordering::Relaxed), me);
-    let o = records::overflow_take(&t, me);
+    let o = records::overflow_take(&t, me).unwrap();
     assert_eq!(t[0].tag.load(Ordering::Relaxed), me);
     records::overflow_give(o);
     // A dead holder's overflow record is taken over.
     t[0].tag.store(dead_tag(), Ordering::SeqCst);
-    let o = records::overflow_take(&t, me);
+    let o = records::overflow_take(&t, me).unwrap();
     records::overflow_give(o);
+}
+
+/// A live holder that does not let go of the overflow record (stopped,
+/// or memory naming a live process): `overflow_take` gives up after its
+/// bound instead of spinning for ever, and an operation that needed it
+/// reports in flight (review of i21ring, finding 4).
+#[test]
+fn the_overflow_wait_is_bounded() {
+    let t: Vec<Record> = (0..2).map(|_| Record::new()).collect();
+    t[0].tag.store(live_tag(), Ordering::SeqCst);
+    assert!(records::overflow_take(&t, live_tag()).is_none());
+    assert_eq!(t[0].tag.load(Ordering::SeqCst), live_tag(), "not taken");
 }
 
 #[test]

@@ -1136,7 +1136,17 @@ waiting, non-blocking calls return false or C<undef>). A process stopped in
 the few instructions between noting its positions and taking them holds up
 repairs of those positions too. Liveness is decided as for the Str lock
 (C<kill(pid, 0)>, then the state and start time in C</proc/E<lt>pidE<gt>/stat>), so
-processes sharing a queue must share a pid namespace.
+processes sharing a queue must share a pid namespace, and repairing a dead
+peer needs its C</proc> entry readable: a peer whose entry cannot be read
+(no C</proc> mounted, C<hidepid>) while its pid exists counts as alive, so
+a dead peer's positions then wait until its pid is gone.
+
+Each thread of each process holds one intent record per queue handle it
+uses, given back when the handle is destroyed and reused once the thread
+has ended or the process has died. A queue has 31; beyond that, threads take turns on one spare
+record, and a thread that cannot get it within a moment (its holder is
+stopped, say) sees the queue full or empty for that call (non-blocking
+calls return false or C<undef>, waits try again until their deadline).
 
 A process killed while it sleeps in a C<*_wait> call cannot take back its
 place in the waiter count. Until the count is corrected the other side
