@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::futex::Deadline;
 use crate::layout::HEADER_SIZE;
 use crate::region::{Region, Request};
@@ -42,16 +42,6 @@ pub struct IntQueue<T: Element> {
     /// see `intq/records.rs`).
     id: u64,
     _t: PhantomData<T>,
-}
-
-fn check_cpu<T: Element>() -> Result<()> {
-    if T::supported() {
-        Ok(())
-    } else {
-        Err(Error::Unsupported(
-            "Int queues need the CMPXCHG16B instruction, which this CPU lacks",
-        ))
-    }
 }
 
 impl<T: Element> IntQueue<T> {
@@ -99,7 +89,6 @@ impl<T: Element> IntQueue<T> {
     /// a.unlink().unwrap();
     /// ```
     pub fn open(path: impl AsRef<Path>, capacity: u64, mode: u32) -> Result<Self> {
-        check_cpu::<T>()?;
         Region::open_path(
             path.as_ref(),
             &Self::request(capacity, mode),
@@ -135,7 +124,6 @@ impl<T: Element> IntQueue<T> {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn anonymous(capacity: u64) -> Result<Self> {
-        check_cpu::<T>()?;
         Region::anonymous(&Self::request(capacity, 0), &Self::init_body).map(Self::wrap)
     }
 
@@ -155,7 +143,6 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!(same.pop(), Some(-3));
     /// ```
     pub fn memfd(name: &CStr, capacity: u64) -> Result<Self> {
-        check_cpu::<T>()?;
         Region::memfd(name, &Self::request(capacity, 0), &Self::init_body).map(Self::wrap)
     }
 
@@ -170,7 +157,6 @@ impl<T: Element> IntQueue<T> {
     /// The example of [`IntQueue::memfd`] attaches a second handle with
     /// `from_fd`.
     pub fn from_fd(fd: i32) -> Result<Self> {
-        check_cpu::<T>()?;
         Region::from_fd(fd, T::VARIANT).map(Self::wrap)
     }
 
@@ -687,7 +673,7 @@ impl<T: Element> IntQueue<T> {
     /// open, keeps working; opening the path again creates a new queue.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for anonymous and memfd queues; the unlink
+    /// [`Error::Unsupported`](crate::Error::Unsupported) for anonymous and memfd queues; the unlink
     /// error otherwise.
     ///
     /// # Examples

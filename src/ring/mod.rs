@@ -205,11 +205,6 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     fn from_i64(v: i64) -> Self;
     /// Widening conversion to i64.
     fn to_i64(self) -> i64;
-    /// Whether this CPU can run the slot's atomic operations (all can
-    /// since format 7, which dropped the Int64 slot's 16-byte CAS).
-    fn supported() -> bool {
-        true
-    }
 }
 
 mod sealed {
