@@ -8,21 +8,9 @@ use std::sync::Arc;
 
 use data_queue_shared::{Deadline, Error, IntQueue, StrQueue, Waited};
 
-/// xorshift64*: deterministic, no crates.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn pop_item(q: &StrQueue, back: bool) -> Option<(Vec<u8>, bool)> {
     let mut out = vec![0xAA; 3]; // must be cleared by pop

@@ -29,13 +29,15 @@
 //!                                                       # one case, in-process
 //! ```
 //!
-//! The files: `rng.rs` (the seeded generator), `harness.rs` (the forked
-//! children, the hang detector and the report), `ops.rs` (random
+//! The files: `../common/rng.rs` (the seeded generator, shared with the
+//! other tests), `harness.rs` (the forked children, the hang detector and
+//! the report), `ops.rs` (random
 //! operations on a queue), `header.rs` and `scribble.rs` (the two targets).
 
 mod harness;
 mod header;
 mod lease;
 mod ops;
+#[path = "../common/rng.rs"]
 mod rng;
 mod scribble;

@@ -1,10 +1,14 @@
-//! The fuzzer's random numbers: seedable, and the same on every run.
+//! Random numbers for the tests in tests/ (the fuzzer, the Str queue's
+//! thread tests): seedable, and the same on every run. Each test crate
+//! includes this file with `#[path]` and uses what it needs.
+
+#![allow(dead_code)]
 
 /// xorshift64* (Vigna): small, fast, good enough to pick mutations.
-pub(crate) struct Rng(u64);
+pub struct Rng(pub u64);
 
 impl Rng {
-    pub(crate) fn new(seed: u64) -> Rng {
+    pub fn new(seed: u64) -> Rng {
         // splitmix64 of the seed, so that nearby seeds diverge at once.
         let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -13,7 +17,7 @@ impl Rng {
         Rng(if z == 0 { 1 } else { z })
     }
 
-    pub(crate) fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -22,7 +26,7 @@ impl Rng {
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
+    pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             0
         } else {
@@ -30,12 +34,12 @@ impl Rng {
         }
     }
 
-    pub(crate) fn chance(&mut self, percent: u64) -> bool {
+    pub fn chance(&mut self, percent: u64) -> bool {
         self.below(100) < percent
     }
 
     /// An edge value, a value near one of `hints`, or a random one.
-    pub(crate) fn interesting(&mut self, hints: &[u64]) -> u64 {
+    pub fn interesting(&mut self, hints: &[u64]) -> u64 {
         const EDGES: [u64; 14] = [
             0,
             1,
