@@ -160,7 +160,7 @@ pub unsafe fn set_signal_flag(flag: *const libc::c_int) {
 
 /// Whether the registered flag says a signal waits for its handler.
 #[inline]
-fn signal_pending() -> bool {
+pub(crate) fn signal_pending() -> bool {
     #[cfg(not(loom))]
     {
         let p = SIGNAL_FLAG.load(std::sync::atomic::Ordering::Acquire);

@@ -12,7 +12,10 @@
 //! A position owned but not yet finished ([`Miss::InFlight`]) is not a
 //! state to sleep in (its owner's wake check may already be behind it),
 //! so the waiter spins, then yields, then naps briefly until it settles
-//! (the ring repairs such a position once its owner is dead).
+//! (the ring repairs such a position once its owner is dead). A stopped
+//! owner keeps it in flight for as long as it is stopped, so between naps
+//! the waiter looks at the embedder's signal flag (see `futex`) and
+//! returns [`Waited::Interrupted`] when a handler is due.
 //!
 //! The Int ring finishes its operations with plain stores, not a CAS, so
 //! its waits use [`block_on_fenced`]: the sleeper issues the heavy half of
@@ -314,6 +317,13 @@ fn block_on_as<R>(
                 if deadline.expired() {
                     return Waited::TimedOut;
                 }
+                // A position a stopped owner holds stays in flight until it
+                // runs again, so the embedder's signal handlers (Perl's,
+                // through its flag) run now, not at the deadline. Nothing
+                // is registered yet: nothing to undo.
+                if futex::signal_pending() {
+                    return Waited::Interrupted;
+                }
                 backoff.snooze();
                 continue;
             }
@@ -361,6 +371,9 @@ fn block_on_as<R>(
         match r {
             Some(Ok(v)) => return Waited::Done(v),
             Some(Err(())) => {
+                if futex::signal_pending() {
+                    return Waited::Interrupted;
+                }
                 backoff.snooze();
                 continue;
             }

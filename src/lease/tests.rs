@@ -250,7 +250,9 @@ fn pop_lease_wait_sleeps_fenced() {
     use crate::lock::barrier::HEAVY_CALLS;
     let q = IntQueue::<i64>::anonymous(4).unwrap();
     let before = HEAVY_CALLS.with(|c| c.get());
-    let w = q.pop_lease_wait(&Deadline::after_secs(0.02), None).unwrap();
+    // Long enough that the spins and yields before the sleep end first
+    // even on a loaded machine (0.02 s was not, once).
+    let w = q.pop_lease_wait(&Deadline::after_secs(2.0), None).unwrap();
     assert_eq!(w, crate::wait::Waited::TimedOut);
     assert!(
         HEAVY_CALLS.with(|c| c.get()) > before,
