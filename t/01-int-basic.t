@@ -196,7 +196,9 @@ for my $class (@INT_CLASSES) {
                                recoveries push_waiters pop_waiters)],
                       'exactly the documented keys');
             is($s->{capacity}, 4, 'capacity');
-            is($s->{mmap_size}, mmap_size_for($class, 4), 'mmap_size = 256 + cap * slot size');
+            is($s->{mmap_size}, mmap_size_for($class, 4), 'mmap_size: header, slots, intent records, lease table');
+            is($class->new(undef, 2, { max_leases => 0 })->stats->{mmap_size}, 2432,
+               'capacity 2 without leases maps 2432 bytes, as the manual says');
             is($s->{$_}, 0, "$_ starts at 0")
                 for qw(size push_ok pop_ok push_full pop_empty recoveries push_waiters pop_waiters);
 

@@ -494,9 +494,12 @@ Slot count.
 
 =item mmap_size
 
-Bytes mapped: the 320-byte header plus the slots, then (unless the queue
-was created with C<max_leases> 0) the lease table on a 64-byte boundary,
-64 bytes per lease plus 64 (see L<Data::Queue::Shared::Format>).
+Bytes mapped: the 320-byte header plus the slots; for the integer queues
+the intent records next (32 records of 64 bytes, on a 64-byte boundary);
+then (unless the queue was created with C<max_leases> 0) the lease table
+on a 64-byte boundary, 64 bytes per lease plus 64 (see
+L<Data::Queue::Shared::Format>). An Int queue of capacity 2 without
+leases maps 2432 bytes.
 
 =item push_ok, pop_ok
 
