@@ -282,20 +282,114 @@ deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
     return deadline_arg_or(aTHX_ sv, -1.0, ix, cv);
 }
 
-/* An integer to push: undef and plain references are refused, as for Str
- * (undef is how pop says "empty"; a reference's address is no value);
- * overloaded objects are numified. Runs get-magic exactly once. */
+/* The range every integer class accepts before storing (Int32 and Int16
+ * then keep the low 32 or 16 bits of the int64, see CLASSES in the
+ * manual). */
+#define INT_RANGE "-9223372036854775808 .. 9223372036854775807"
+
+/* The croaks of int_value_slow: the value as given, quoted and escaped
+ * like a Perl string (cut after 40 characters) when it is one. */
+static void int_value_croak(pTHX_ SV *sv, int ix, CV *cv, const char *kw, const char *why)
+    __attribute__((noreturn, noinline, cold));
+static void
+int_value_croak(pTHX_ SV *sv, int ix, CV *cv, const char *kw, const char *why)
+{
+    SV *shown = sv_newmortal();
+    if (SvPOK(sv)) {
+        STRLEN len;
+        const char *p = SvPV_nomg(sv, len);
+        pv_pretty(shown, p, len, 40, NULL, NULL,
+                  PERL_PV_PRETTY_QUOTE | PERL_PV_PRETTY_ELLIPSES
+                      | (SvUTF8(sv) ? PERL_PV_ESCAPE_UNI : 0));
+    }
+    else if (SvIOK(sv) && SvIsUV(sv))
+        sv_setpvf(shown, "%" UVuf, SvUVX(sv));
+    else if (SvNOK(sv)) {
+        sv_setnv(shown, SvNVX(sv)); /* as Perl prints it: 1.84467440737096e+19, Inf */
+        (void)SvPV_nolen(shown);
+    }
+    else
+        sv_copypv_nomg(shown, sv);
+    croak("%s->%s: value %" SVf " %s", CLASS(ix), WHO(cv, kw), SVfARG(shown), why);
+}
+
+/* Everything but a plain integer IV: see int_value. `sv` is defined and
+ * its get-magic has run. */
+static IV
+int_value_slow(pTHX_ SV *sv, int ix, CV *cv, const char *kw)
+{
+    static const char out_of_range[] = "is out of range (" INT_RANGE ")";
+    static const char not_a_number[] = "is not a number";
+    NV nv;
+    if (SvROK(sv)) {
+        /* numeric overloading (or "" / bool standing in for it), called
+         * as perl's own numification calls it */
+        SV *num;
+        if (!SvAMAGIC(sv)
+            || !(num = amagic_call(sv, &PL_sv_undef, numer_amg, AMGf_noright | AMGf_unary))
+            || (SvROK(num) && SvRV(num) == SvRV(sv)))
+            croak("%s->%s: cannot push a reference (%" SVf ")", CLASS(ix), WHO(cv, kw),
+                  SVfARG(sv));
+        SvGETMAGIC(num);
+        if (!SvOK(num))
+            croak("%s->%s: cannot push undef (from the numeric overloading of %" SVf ")",
+                  CLASS(ix), WHO(cv, kw), SVfARG(sv));
+        return int_value_slow(aTHX_ num, ix, cv, kw);
+    }
+    if (SvIOK(sv)) {
+        if (!SvIsUV(sv))
+            return SvIVX(sv);
+        if (SvUVX(sv) <= (UV)IV_MAX)
+            return (IV)SvUVX(sv);
+        int_value_croak(aTHX_ sv, ix, cv, kw, out_of_range);
+    }
+    if (SvPOK(sv)) {
+        /* A string: whole numbers exactly (not through an NV, which would
+         * round "-9223372036854775809" into the range), a fraction cut
+         * off as int() cuts it; "1e3", "Inf" and the like (grok_number
+         * does not give them as a UV) go on as an NV, and so does the
+         * number of a dualvar whose string is not one. */
+        STRLEN len;
+        const char *p = SvPV_nomg(sv, len);
+        UV uv;
+        int t = grok_number(p, len, &uv);
+        if (!t && !SvNOK(sv))
+            int_value_croak(aTHX_ sv, ix, cv, kw, not_a_number);
+        if ((t & (IS_NUMBER_IN_UV | IS_NUMBER_GREATER_THAN_UV_MAX)) == IS_NUMBER_IN_UV) {
+            if (!(t & IS_NUMBER_NEG) && uv <= (UV)IV_MAX)
+                return (IV)uv;
+            if (t & IS_NUMBER_NEG && uv <= (UV)IV_MAX + 1)
+                return uv == (UV)IV_MAX + 1 ? IV_MIN : -(IV)uv;
+            int_value_croak(aTHX_ sv, ix, cv, kw, out_of_range);
+        }
+    }
+    else if (!SvNOK(sv) && !looks_like_number(sv))
+        int_value_croak(aTHX_ sv, ix, cv, kw, not_a_number);
+    nv = SvNV_nomg(sv);
+    if (Perl_isnan(nv))
+        int_value_croak(aTHX_ sv, ix, cv, kw, not_a_number);
+    if (!(nv >= -9223372036854775808.0 && nv < 9223372036854775808.0))
+        int_value_croak(aTHX_ sv, ix, cv, kw, out_of_range);
+    return (IV)nv; /* toward zero, as int() */
+}
+
+/* An integer to push (int64): a plain integer IV as it is (the hot path:
+ * one flag test); anything else through int_value_slow, which takes
+ * unsigned integers up to 2**63-1, numbers with a fraction cut off toward
+ * zero as int() does, numeric strings as Perl reads them (leading and
+ * trailing blanks, "1e3", "0 but true") and numeric overloading, and
+ * croaks for undef, plain references, strings that are not numbers, NaN,
+ * infinities and anything outside int64, naming the method (or the
+ * keyword `kw`) and the value. Runs get-magic exactly once. */
 ALWAYS_INLINE IV
 int_value(pTHX_ SV *sv, int ix, CV *cv, const char *kw)
 {
     SvGETMAGIC(sv);
-    if (SvIOK(sv) && !SvROK(sv))
+    if ((SvFLAGS(sv) & (SVf_IOK | SVf_IVisUV | SVf_ROK)) == SVf_IOK)
         return SvIVX(sv);
     if (!SvOK(sv))
         croak("%s->%s: cannot push undef", CLASS(ix), WHO(cv, kw));
-    if (SvROK(sv) && !SvAMAGIC(sv))
-        croak("%s->%s: cannot push a reference (%" SVf ")", CLASS(ix), WHO(cv, kw), SVfARG(sv));
-    return SvIV_nomg(sv);
+    return int_value_slow(aTHX_ sv, ix, cv, kw);
 }
 
 /* Values a batch converts into a buffer on the C stack; more go to the
@@ -319,7 +413,7 @@ int_values(pTHX_ SV **svs, SSize_t n, int ix, CV *cv, int64_t *stackbuf)
     for (i = 0; i < n; i++) {
         SV *sv = svs[i];
         /* a plain integer (one flag test): what int_value takes first */
-        buf[i] = (SvFLAGS(sv) & (SVf_IOK | SVs_GMG | SVf_ROK)) == SVf_IOK
+        buf[i] = (SvFLAGS(sv) & (SVf_IOK | SVf_IVisUV | SVs_GMG | SVf_ROK)) == SVf_IOK
                      ? (int64_t)SvIVX(sv)
                      : (int64_t)int_value(aTHX_ sv, ix, cv, NULL);
     }

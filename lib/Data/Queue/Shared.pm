@@ -135,14 +135,16 @@ Signed 64-bit integers, 16 bytes per slot.
 
 =item Data::Queue::Shared::Int32
 
-Signed 32-bit integers, 8 bytes per slot. A value outside the range is
-truncated the way a C cast to C<int32_t> truncates it: C<< 2**32 + 5 >>
-comes back as C<5>, C<2**31> as C<-2147483648>.
+Signed 32-bit integers, 8 bytes per slot. A value outside the range but
+within the signed 64-bit range is truncated the way a C cast to
+C<int32_t> truncates it: C<< 2**32 + 5 >> comes back as C<5>, C<2**31> as
+C<-2147483648>. Beyond 64 bits it croaks, as for Int (see L</push>).
 
 =item Data::Queue::Shared::Int16
 
 Signed 16-bit integers, 8 bytes per slot, truncated like a cast to
-C<int16_t> (C<65537> comes back as C<1>).
+C<int16_t> (C<65537> comes back as C<1>) within the signed 64-bit range,
+as Int32.
 
 =item Data::Queue::Shared::Str
 
@@ -352,6 +354,37 @@ C<$value> is taken as an integer (numified once; an object with numeric
 overloading is fine). C<undef> and plain references croak with
 C<cannot push undef> and C<cannot push a reference>, here and in every
 other push method and keyword: C<undef> is how C<pop> says "empty".
+
+What is stored, in every push method and keyword of the three integer
+classes:
+
+=over 4
+
+=item * an integer from C<-2**63> to C<2**63 - 1> as it is;
+
+=item * a number with a fraction cut off toward zero, as C<int()> cuts it
+(C<1.9> is C<1>, C<-1.9> is C<-1>);
+
+=item * a string that Perl takes as a number (C<looks_like_number>: leading
+and trailing blanks, a sign, C<"2.5">, C<"1e3">, C<"0 but true">) as that
+number, whole numbers exactly and fractions cut off as above.
+
+=back
+
+Anything else croaks before the queue is touched, naming the method, the
+value and the range: a string that is not a number (C<"abc">,
+C<"12abc">, C<"0x10">, C<"">), C<NaN>, and C<Inf>, C<-Inf> or any other
+number outside the signed 64-bit range (C<2**63>, C<2**64 - 1>,
+C<"-9223372036854775809">). Int32 and Int16 take the same values and
+keep their low 32 or 16 bits (see L</CLASSES>); a value they cannot take
+whole croaks the same way, with the same range:
+
+    Data::Queue::Shared::Int->push: value "abc" is not a number
+    Data::Queue::Shared::Int->push_multi: value 1.84467440737096e+19 is out of range (-9223372036854775808 .. 9223372036854775807)
+    Data::Queue::Shared::Int32->q_int32_push: value NaN is not a number
+
+A batch (C<push_multi>, C<push_wait_multi>) converts all its values first
+and croaks before pushing any of them.
 
 =item pop
 
