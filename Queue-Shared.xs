@@ -46,12 +46,36 @@ method_name(pTHX_ CV *cv)
 #define CLASS(ix) (class_names[(ix)])
 #define METHOD method_name(aTHX_ cv)
 
+/* $! after a croak of the core's: the system's error for a failed system
+ * call, else the error number that says the same thing (the system calls
+ * made on the way leave errno at whatever the last one set: EEXIST from
+ * the O_EXCL create that found the file, say). See ERRORS in the manual. */
+static void
+set_errno_of(pTHX_ const DqsError *err)
+{
+    int e;
+    switch (err->kind) {
+    case DQS_E_IO:
+        e = err->os_errno ? err->os_errno : EIO;
+        break;
+    case DQS_E_UNSUPPORTED:
+        e = EOPNOTSUPP;
+        break;
+    case DQS_E_CORRUPT:
+        e = EBADMSG;
+        break;
+    default: /* DQS_E_ARG, DQS_E_INCOMPATIBLE, DQS_E_INCOMPLETE, DQS_E_TOO_SMALL */
+        e = EINVAL;
+        break;
+    }
+    SETERRNO(e, 0);
+}
+
 static void croak_err(pTHX_ int ix, CV *cv, const DqsError *err) __attribute__((noreturn));
 static void
 croak_err(pTHX_ int ix, CV *cv, const DqsError *err)
 {
-    if (err->os_errno)
-        SETERRNO(err->os_errno, 0);
+    set_errno_of(aTHX_ err);
     croak("%s->%s: %s", CLASS(ix), METHOD, err->msg);
 }
 
@@ -65,8 +89,7 @@ static void croak_err_as(pTHX_ int ix, CV *cv, const char *kw, const DqsError *e
 static void
 croak_err_as(pTHX_ int ix, CV *cv, const char *kw, const DqsError *err)
 {
-    if (err->os_errno)
-        SETERRNO(err->os_errno, 0);
+    set_errno_of(aTHX_ err);
     croak("%s->%s: %s", CLASS(ix), WHO(cv, kw), err->msg);
 }
 
@@ -609,7 +632,7 @@ str_pop_failed(pTHX_ DqsQueue *q, CV *cv, const char *kw)
 {
     DqsError err;
     if (dqs_str_error(q, &err) == DQS_ERROR)
-        croak("%s->%s: %s", CLASS_STR_NAME, WHO(cv, kw), err.msg);
+        croak_err_as(aTHX_ CLASS_STR, cv, kw, &err);
 }
 
 /* Pop up to `want` items in one call and push them as mortal strings onto

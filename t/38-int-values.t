@@ -5,14 +5,19 @@
 # method (through the fast method call and as a plain XSUB call),
 # push_wait, the batches (which croak before pushing anything) and the
 # keywords. Fractions are cut off toward zero as int() cuts them; Int32 and
-# Int16 keep the low 32 or 16 bits of any value within int64.
+# Int16 keep the low 32 or 16 bits of any value within int64. After a
+# croak of the core (a file that is not a queue) $! says why, and the
+# open of a file that is not a queue says so whatever else would fail.
 use strict;
 use warnings;
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
 use DQSTest;
+use DQSTest::Files;
 use Test::More;
+use Errno qw(EINVAL ENOENT);
+use POSIX ();
 use Data::Queue::Shared;    # the fast method calls, in this file
 
 watchdog(120);
@@ -170,6 +175,61 @@ subtest 'a batch refuses before pushing anything, wherever the bad value is' => 
             is $q->size, 1, '... the queue is as it was';
         }
         is $q->pop, 7, 'the item there before is intact';
+    }
+};
+
+subtest '$! after a croak of the core' => sub {
+    my $dir = tmpdir();
+    my $junk = "$dir/junk.shm";
+    spew($junk, 'x' x 4096);
+    $! = 0;
+    ok !eval { Data::Queue::Shared::Int->new($junk, 4); 1 }, 'a file that is not a queue croaks';
+    like $@, qr/invalid or incompatible queue file/, '... as not a queue';
+    is $! + 0, EINVAL, '... with $! EINVAL (not EEXIST from the create attempt)';
+
+    $! = 0;
+    ok !eval { Data::Queue::Shared::Str->new($junk, 4); 1 }, 'Str too';
+    is $! + 0, EINVAL, '... $! EINVAL';
+
+    $! = 0;
+    ok !eval { Data::Queue::Shared::Int->new("$dir/no/such/dir/q.shm", 4); 1 }, 'a missing directory';
+    is $! + 0, ENOENT, '... $! is the system error, ENOENT';
+
+    $! = ENOENT;
+    ok !eval { Data::Queue::Shared::Int->new(undef, 4)->push('abc'); 1 }, 'an argument croak';
+    is $! + 0, ENOENT, '... leaves $! as it was';
+
+    my @inc = map { "-I$_" } grep { !ref } @INC;
+    open my $olderr, '>&', \*STDERR or die "dup: $!";
+    open STDERR, '>', '/dev/null' or die "reopen: $!";
+    system $^X, @inc, '-MData::Queue::Shared', '-e', 'Data::Queue::Shared::Int->new($ARGV[0], 4)', $junk;
+    open STDERR, '>&', $olderr or die "restore: $!";
+    is $? >> 8, EINVAL, 'die on it exits with EINVAL (22), not 17';
+};
+
+subtest 'a file whose size is 0 but has content is not a queue' => sub {
+    ok !eval { Data::Queue::Shared::Int->new('/proc/self/status', 4); 1 }, '/proc/self/status croaks';
+    like $@, qr{^\QData::Queue::Shared::Int->new: /proc/self/status: invalid or incompatible queue file (its size is 0 bytes, yet reading it gives content: a /proc or /sys file, not a queue)\E},
+        '... saying it is not a queue';
+    is $! + 0, EINVAL, '... $! EINVAL';
+    ok !eval { Data::Queue::Shared::Str->new('/proc/self/status', 4); 1 }, 'Str too';
+    like $@, qr/invalid or incompatible queue file/, '... not a queue';
+
+  SKIP: {
+        skip 'needs root to drop to another uid', 2 if $> != 0;
+        # A user that may not open it for writing: the error is still that
+        # it is not a queue, not the permission refused.
+        my $pid = spawn(sub {
+            POSIX::setgid(65534);
+            POSIX::setuid(65534) or die "setuid: $!";
+            die "still root\n" if $> == 0;
+            eval { Data::Queue::Shared::Int->new('/proc/self/status', 4) };
+            die "wrong error: $@" unless $@ =~ /invalid or incompatible queue file \(its size is 0/;
+            eval { Data::Queue::Shared::Int->new('/etc/passwd', 4) };
+            die "wrong error: $@" unless $@ =~ /invalid or incompatible queue file/;
+        });
+        reap_ok($pid, 'as another user, the open refused, it still says "not a queue"');
+        ok 1, 'child checked /proc/self/status and /etc/passwd';
     }
 };
 

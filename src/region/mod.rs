@@ -399,7 +399,17 @@ impl Region {
             // SAFETY: as above.
             raw = unsafe { libc::open(c.as_ptr(), base_flags) };
             if raw < 0 {
-                return Err(open_error(&who, std::io::Error::last_os_error()));
+                let e = std::io::Error::last_os_error();
+                let refused = matches!(
+                    e.raw_os_error(),
+                    Some(libc::EACCES | libc::EPERM | libc::EROFS | libc::ETXTBSY)
+                );
+                if refused {
+                    if let Some(not_queue) = not_a_queue_read_only(&c, req.variant, &who) {
+                        return Err(not_queue);
+                    }
+                }
+                return Err(open_error(&who, e));
             }
         }
         let fd = Fd(raw);
@@ -417,6 +427,9 @@ impl Region {
             // New, or an empty file somebody made for us: initialise it,
             // but only if it is ours (see `check_owner`).
             if !created {
+                if has_content(fd.0) {
+                    return Err(incompatible(&who, SIZE_0_WITH_CONTENT));
+                }
                 check_owner(&st, &who)?;
                 set_mode(fd.0, mode, &who)?;
             }
@@ -569,6 +582,58 @@ fn all_zero(fd: libc::c_int, len: u64, who: &str) -> Result<bool> {
         off += n as u64;
     }
     Ok(true)
+}
+
+/// Why a file that reports a size of 0 yet reads back bytes is not taken
+/// as an empty file to initialise.
+const SIZE_0_WITH_CONTENT: &str =
+    "its size is 0 bytes, yet reading it gives content: a /proc or /sys file, not a queue";
+
+/// Whether reading `fd` at offset 0 gives at least one byte (a file whose
+/// size says 0 but whose content is made when read, as in /proc and /sys).
+fn has_content(fd: libc::c_int) -> bool {
+    let mut b = [0u8; 1];
+    loop {
+        // SAFETY: reads at most 1 byte into `b`.
+        let n = unsafe { libc::pread(fd, b.as_mut_ptr().cast(), 1, 0) };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return n > 0;
+    }
+}
+
+/// When an existing file cannot be opened for writing: whether a read-only
+/// look shows it is no queue (of this variant), so that the error says so
+/// rather than only why it could not be opened. `None` when it cannot be
+/// read either, or may well be a queue; the open error stands then.
+fn not_a_queue_read_only(c: &CStr, variant: Variant, who: &str) -> Option<Error> {
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+    // SAFETY: `c` is a valid NUL-terminated path.
+    let raw = unsafe { libc::open(c.as_ptr(), flags) };
+    if raw < 0 {
+        return None;
+    }
+    let fd = Fd(raw);
+    let st = fstat(fd.0, who).ok()?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Some(incompatible(who, "not a regular file"));
+    }
+    let size = st.st_size as u64;
+    if size == 0 {
+        return has_content(fd.0).then(|| incompatible(who, SIZE_0_WITH_CONTENT));
+    }
+    if size < HEADER_SIZE as u64 {
+        return Some(small_file_error(fd.0, size, who));
+    }
+    let hdr = read_header_bytes(fd.0, who).ok()?;
+    if u64_at(&hdr, 0) == 0 {
+        return None;
+    }
+    match validate_header(&hdr, variant, size, who) {
+        Err(e @ (Error::Incompatible { .. } | Error::TooSmall(_))) => Some(e),
+        _ => None,
+    }
 }
 
 /// Why an fd that is not a regular file cannot be a queue.

@@ -266,8 +266,12 @@ L</SECURITY>):
 Anything at the path that is not a usable queue croaks with the words
 C<invalid or incompatible queue file> and the reason in parentheses: another
 variant, another format, a damaged header, a file too small for a header, a
-directory, a device or FIFO, or a queue file of the C implementation of
-this module (see L</COMPATIBILITY>):
+directory, a device or FIFO, a file whose size says zero but that has
+content when read (as in F</proc> and F</sys>), or a queue file of the C
+implementation of this module (see L</COMPATIBILITY>). This is also the
+error when the file cannot be opened for writing but can be read and is
+not a queue; a queue file you may not write croaks with the system's
+error (C<Permission denied>):
 
     Data::Queue::Shared::Int->new: /tmp/q.shm: invalid or incompatible queue
     file (it holds a Str queue)
@@ -993,6 +997,27 @@ no trailing newline (so Perl appends your file and line):
 Calling a method on something that is not a handle of the class croaks too,
 as does calling it on a handle after it was destroyed.
 
+After a croak C<$!> says why, so that C<die> (and a script that does not
+catch the croak) exits with a status that matches the message:
+
+=over 4
+
+=item * a system call that failed (C<open>, C<mmap>, C<fallocate> ...):
+its error, such as C<ENOENT>, C<EACCES> or C<ENOSPC>;
+
+=item * a file or descriptor that is not a usable queue (C<invalid or
+incompatible queue file>, C<too small>, an interrupted create), and an
+argument refused by the queue itself (a capacity too large, a string
+too long for the arena): C<EINVAL>, exit status 22;
+
+=item * an operation that does not apply to the queue: C<EOPNOTSUPP>; an
+item that cannot be decoded: C<EBADMSG>.
+
+=back
+
+A croak for an argument refused before the queue is touched (C<undef>, a
+reference, a value that is not a number) leaves C<$!> as it was.
+
 =head1 WAKE-UPS AND SIGNALS
 
 A process that has to wait sleeps on a futex (see L<futex(2)>) in the shared
@@ -1372,6 +1397,25 @@ used the text C<ARRAY(0x...)> as a file name).
 
 C<pop_wait_multi(0)> returns an empty list and removes nothing; the C
 implementation removed an item and lost it.
+
+=item *
+
+An integer queue refuses what it cannot store as given: C<NaN>,
+infinities, numbers outside the signed 64-bit range and strings that are
+not numbers croak (see L</push>), in every push method and keyword, and a
+batch croaks before pushing any of its values. The C implementation
+stored C<2**63> and C<-2**64> as C<-2**63>, C<2**64 - 1> and C<Inf> as
+C<-1>, C<NaN> and C<"abc"> as C<0> (with only Perl's C<isn't numeric>
+warning for the string), so a job id could turn into another one.
+Fractions are still cut off toward zero, and Int32 and Int16 still keep
+the low bits of any value within 64 bits.
+
+=item *
+
+After a croak, C<$!> holds the error that belongs to it (see L</ERRORS>):
+C<EINVAL> for a file that is not a queue, where it was whatever the last
+internal system call had left (C<EEXIST>, so that C<die> exited with
+17).
 
 =item *
 

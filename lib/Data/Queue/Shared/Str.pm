@@ -139,7 +139,7 @@ When C<new> attaches to an existing file, the arena size stored in it wins,
 as the capacity does. A file or descriptor holding an integer queue croaks
 when opened as Str (and a Str queue when opened as an integer class):
 
-    Data::Queue::Shared::Str->new: /tmp/q.shm: invalid or incompatible queue file (it holds a Int queue)
+    Data::Queue::Shared::Str->new: /tmp/q.shm: invalid or incompatible queue file (it holds an Int queue)
 
 =head1 VALUES
 
