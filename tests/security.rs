@@ -238,4 +238,18 @@ fn what_is_not_a_queue_says_invalid_or_incompatible() {
             .ends_with("invalid or incompatible queue file (not a regular file)"),
         "{e}"
     );
+    // A regular file whose size says 0 but that reads back content (as in
+    // /proc) is not an empty file to initialise: it is refused as no queue,
+    // before its mode would be set.
+    let e = IntQueue::<i64>::open("/proc/self/status", 8, 0o600)
+        .err()
+        .unwrap();
+    assert!(matches!(e, Error::Incompatible { .. }), "{e}");
+    assert!(
+        e.to_string().ends_with(
+            "invalid or incompatible queue file (its size is 0 bytes, yet reading it gives \
+             content: a /proc or /sys file, not a queue)"
+        ),
+        "{e}"
+    );
 }
