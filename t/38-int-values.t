@@ -178,6 +178,21 @@ subtest 'a batch refuses before pushing anything, wherever the bad value is' => 
     }
 };
 
+subtest 'overloading without a conversion is a reference, not its address' => sub {
+    {
+        package NoConv;
+        use overload '+' => sub { 1 }, fallback => 1;
+    }
+    for my $class (@INT_CLASSES) {
+        my $q = $class->new(undef, 4);
+        my $o = bless {}, 'NoConv';
+        ok !eval { $q->push($o); 1 }, "$class push croaks";
+        like $@, qr/^\Q$class->push: cannot push a reference (NoConv=HASH(\E/, '... as a reference';
+        ok !eval { $q->push_multi(1, $o); 1 }, '... push_multi too';
+        is $q->size, 0, '... nothing pushed';
+    }
+};
+
 subtest '$! after a croak of the core' => sub {
     my $dir = tmpdir();
     my $junk = "$dir/junk.shm";

@@ -1408,7 +1408,9 @@ stored C<2**63> and C<-2**64> as C<-2**63>, C<2**64 - 1> and C<Inf> as
 C<-1>, C<NaN> and C<"abc"> as C<0> (with only Perl's C<isn't numeric>
 warning for the string), so a job id could turn into another one.
 Fractions are still cut off toward zero, and Int32 and Int16 still keep
-the low bits of any value within 64 bits.
+the low bits of any value within 64 bits. An object whose overloading has
+no conversion (C<0+>, C<""> or C<bool>) croaks as a reference, where its
+address was stored.
 
 =item *
 
