@@ -46,7 +46,8 @@ subtest 'help for the tool and every subcommand' => sub {
     like dqs(['push', '--help'])->{out}, qr/never\s+truncated/, 'push --help documents the range rule';
     like dqs(['push', '--help'])->{out}, qr/UTF-8\s+flag/, 'push --help documents the UTF-8 flag';
     like dqs(['pop', '--help'])->{out}, qr/--raw/, 'pop --help documents --raw';
-    like dqs(['--version'])->{out}, qr/^dqs \d/, '--version';
+    is dqs(['--version'])->{out}, "dqs $Data::Queue::Shared::VERSION\n",
+        "--version is the module's version ($Data::Queue::Shared::VERSION)";
     my $none = dqs([]);
     is $none->{code}, 2, 'no subcommand: exit 2';
     one_line_err($none, qr/^dqs: missing subcommand\b.*dqs --help/,
@@ -61,7 +62,10 @@ subtest 'usage errors: exit 2 and one line on stderr' => sub {
         [['create', $p, '--type', 'int'],              qr/--capacity/],
         [['create', $p, qw(--type float --capacity 4)], qr/float/],
         [['create', $p, qw(--type int -c 4 --mode 0999)], qr/0999/],
-        [['pop', $p, qw(--wait -1)],                   qr/-1/],
+        [['create', $p, qw(--type int -c 4 --mode 4755)], qr/'4755' sets the setuid, setgid or sticky bit/],
+        [['create', $p, qw(--type int -c 4 --mode 2770)], qr/2770.*setgid/],
+        [['create', $p, qw(--type int -c 4 --mode 1777)], qr/1777.*sticky/],
+        [['pop', $p, qw(--wait NaN)],                  qr/NaN/],
         [['pop', $p, qw(--wait soon)],                 qr/soon/],
         [['pop', $p, qw(-n 2 --all)],                  qr/--all/],
         [['push', $p],                                 qr/VALUE/],
@@ -166,6 +170,41 @@ subtest 'push and pop integers; ranges are checked, never truncated' => sub {
     }
 };
 
+subtest '--wait -1 waits for ever, as in the Perl API' => sub {
+    my $p = fresh();
+    my $q = Data::Queue::Shared::Int->new($p, 2);
+    $q->push(1);
+    my $r = dqs(['pop', $p, '--wait', '-1']);
+    is_deeply [$r->{code}, $r->{out}], [0, "1\n"], 'pop --wait -1 takes an item that is there';
+    # Waits until a count of waiters is 1, or the dqs process has ended
+    # (then its status is kept for $finish).
+    my %ended;
+    my $until_waiting = sub {
+        my ($pid, $key) = @_;
+        until ($q->stats->{$key} > 0) {
+            my $st = DQSTest::reap($pid, 1);
+            if (defined $st) { $ended{$pid} = $st; return }
+            select undef, undef, undef, 0.02;
+        }
+    };
+    my $finish = sub {
+        my ($pid, $out) = @_;
+        my $st = delete $ended{$pid} // DQSTest::reap($pid);
+        return [$st >> 8, slurp($out)];
+    };
+    # Blocked until an item comes: the pop is still waiting when it is pushed.
+    my ($pid, $out) = dqs_bg(['pop', $p, '--wait', '-1']);
+    $until_waiting->($pid, 'pop_waiters');
+    $q->push(42);
+    is_deeply $finish->($pid, $out), [0, "42\n"], 'pop --wait -1 waited for the push';
+    $q->push($_) for 1, 2;
+    ($pid, $out) = dqs_bg(['push', $p, '--wait', '-1', 3]);
+    $until_waiting->($pid, 'push_waiters');
+    is $q->pop, 1, 'room made';
+    is $finish->($pid, $out)->[0], 0, 'push --wait -1 waited for room';
+    is_deeply [$q->drain], [2, 3], 'and pushed';
+};
+
 subtest 'full and empty are exit 1' => sub {
     my $p = fresh();
     my $q = Data::Queue::Shared::Int->new($p, 2);
@@ -265,9 +304,19 @@ subtest 'push from stdin: integers, a bad line, -0' => sub {
     is_deeply [map { $q->pop } 1 .. 3], [1, -2, 3], 'in order';
     my $r = dqs(['push', $p, '-'], stdin => "4\n5\n70000\n6\n");
     is $r->{code}, 2, 'an out-of-range line: exit 2';
-    one_line_err($r, qr/item 3 of standard input: value 70000 is out of range for an Int16 queue.*2 items were pushed/,
-        'names the item, the value and what was pushed');
+    one_line_err($r, qr/line 3 of standard input: value 70000 is out of range for an Int16 queue \(-32768 \.\. 32767\); the 2 items before it were pushed, nothing after it/,
+        'names the line, the value and what was pushed');
     is_deeply [$q->pop, $q->pop, $q->pop], [4, 5, undef], 'the lines before it were pushed';
+    $r = dqs(['push', $p, '-'], stdin => "1\n\n2\n \t\n3\n\n");
+    is $r->{code}, 0, 'blank lines are skipped, not the end of the input';
+    is $r->{err}, '', '... silently';
+    is_deeply [map { $q->pop } 1 .. 4], [1, 2, 3, undef], '... and every number went in';
+    $r = dqs(['push', $p, '-'], stdin => "7\n\nx\n8\n");
+    one_line_err($r, qr/line 3 of standard input: 'x' is not an integer; the 1 items before it/,
+        'the line number counts the blank lines');
+    is_deeply [$q->pop, $q->pop], [7, undef], '... 7 went in, 8 did not';
+    is dqs(['push', $p, '-', '-0'], stdin => "10\0\0 \00011")->{code}, 0, '-0: blank records are skipped';
+    is_deeply [$q->pop, $q->pop, $q->pop], [10, 11, undef], '... and the rest pushed';
     is dqs(['push', $p, '-', '-0'], stdin => "8\0009\000")->{code}, 0, '-0';
     is_deeply [$q->pop, $q->pop, $q->pop], [8, 9, undef], 'NUL-separated integers';
     is dqs(['push', $p, '-'], stdin => '')->{code}, 0, 'empty input pushes nothing, exit 0';
@@ -302,7 +351,13 @@ subtest 'stats: text and --json agree with Perl' => sub {
         }
         my $t = dqs(['stats', $p]);
         is $t->{code}, 0, 'stats (text)';
-        my %kv = $t->{out} =~ /^(\w+)\s+(.*)$/mg;
+        my @lines = split /\n/, $t->{out};
+        my @bad = grep { !/\A[a-z_]+ +\S/ } @lines;
+        is_deeply \@bad, [], 'every line is a name, spaces, a value';
+        my %kv = map { /\A(\S+) +(.*)\z/ } @lines;
+        is_deeply [map { /\A(\S+)/ } @lines], ['path', 'type', grep { !/\A(?:path|type)\z/ } @{ [$r->{out} =~ /"(\w+)":/g] }],
+            'the same names as --json, in the same order';
+        is $kv{$_}, $j->{$_}, "text $_ == JSON's" for grep { $_ ne 'path' } keys %$j;
         is $kv{size}, 1, 'size line';
         is $kv{pop_empty}, $s->{pop_empty}, 'pop_empty line';
         is $kv{type}, ucfirst $type, 'type line';
@@ -326,6 +381,21 @@ subtest 'clear and unlink' => sub {
     one_line_err($r, qr/incomplete queue file/, 'says so');
     is dqs(['unlink', $half])->{code}, 0, 'but unlink removes it';
     ok !-e $half, 'gone';
+    for my $version (1, 2) {
+        for my $len (64, 8192) {
+            my $c = fresh();
+            spew($c, pack('VV', 0x51554531, $version) . "\0" x ($len - 8));
+            $r = dqs(['pop', $c]);
+            one_line_err($r, qr/the C implementation.*remove it/, "a C-format file ($version, $len bytes): pop says to remove it");
+            $r = dqs(['unlink', $c]);
+            is $r->{code}, 0, '... and unlink removes it';
+            ok !-e $c, '... gone';
+        }
+    }
+    my $other = fresh();
+    spew($other, pack('VV', 0x51554531, 7) . "\0" x 4088);
+    is dqs(['unlink', $other])->{code}, 2, 'the same magic with another version is not a queue file: not removed';
+    ok -e $other, '... still there';
 };
 
 done_testing;

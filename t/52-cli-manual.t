@@ -2,8 +2,10 @@
 # every subcommand that `dqs --help` lists has a section under SUBCOMMANDS
 # with its exit status and an example, every long option of `dqs CMD
 # --help` is in that section, every exit code of the help's "Exit codes"
-# is under EXIT CODES, and the POD is clean. The build installs the manual
-# and the binary (blib/).
+# is under EXIT CODES, the SYNOPSIS has every subcommand with every option,
+# the stats section and `dqs stats --help` name exactly the keys `dqs
+# stats` prints, `dqs --version` is the module's, and the POD is clean. The
+# build installs the manual and the binary (blib/).
 use strict;
 use warnings;
 
@@ -14,6 +16,8 @@ use DQSCli;
 use File::Spec ();
 use Pod::Checker ();
 use Test::More;
+use Data::Queue::Shared::Int;
+use Data::Queue::Shared::Str;
 
 watchdog(60);
 
@@ -60,6 +64,67 @@ for my $cmd (@subcommands) {
     }
 }
 ok($documented_code{$_}, "exit code $_ is under EXIT CODES") for @exit_codes;
+
+# ---- the SYNOPSIS: every subcommand, each with all its options -----------
+{
+    my ($synopsis) = $pod =~ /^=head1 SYNOPSIS\n(.*?)^=head1 /ms;
+    # A subcommand's lines: the one that starts "dqs NAME", and the
+    # indented continuation lines after it.
+    my %syn;
+    my $cur;
+    for my $line (split /\n/, $synopsis // '') {
+        if ($line =~ /^ +dqs (\w+)\b(.*)/) { $cur = $1; $syn{$cur} .= $2 }
+        elsif (defined $cur && $line =~ /^ +\S/) { $syn{$cur} .= " $line" }
+    }
+    is_deeply([sort keys %syn], [sort @subcommands], 'the SYNOPSIS has a line for each subcommand and no other');
+    for my $cmd (grep { $_ ne 'help' } @subcommands) {
+        my ($options) = dqs([$cmd, '--help'])->{out} =~ /^Options:\n(.*?)(?=^\S|\z)/ms;
+        # Each option, in its long or its short form.
+        my %short = reverse(($options // '') =~ /^ +-(\w), (--[a-z][a-z0-9-]*)/mg);
+        my @opts = grep { $_ ne '--help' } ($options // '') =~ /^ +(?:-\w, )?(--[a-z][a-z0-9-]*)/mg;
+        for my $opt (@opts) {
+            my $re = defined $short{$opt} ? qr/\Q$opt\E\b|(?<![\w-])-\Q$short{$opt}\E\b/ : qr/\Q$opt\E\b/;
+            like($syn{$cmd} // '', $re, "SYNOPSIS: dqs $cmd ... $opt");
+        }
+    }
+}
+
+# ---- stats: the keys printed, documented in the manual and in --help -------
+{
+    my $dir = tmpdir();
+    my %printed;    # key => 1, from both queue types, text and JSON
+    for my $q (Data::Queue::Shared::Int->new("$dir/int.shm", 4),
+               Data::Queue::Shared::Str->new("$dir/str.shm", 4)) {
+        my $text = dqs(['stats', $q->path]);
+        is($text->{code}, 0, 'dqs stats ' . ref $q);
+        my @keys = $text->{out} =~ /^(\S+) +\S/mg;
+        is(scalar @keys, scalar(split /\n/, $text->{out}), '... every line is a name and a value');
+        my @json = dqs(['stats', $q->path, '--json'])->{out} =~ /"(\w+)":/g;
+        is_deeply(\@keys, \@json, '... the same keys as --json, in order');
+        $printed{$_} = 1 for @keys;
+    }
+    my $stats_pod = $section{stats} // '';
+    (my $stats_prose = $stats_pod) =~ s/L<[^>]*>//g;    # links name methods, not keys
+    my ($stats_help) = dqs(['stats', '--help'])->{out} =~ /\A(.*?)^Usage:/ms;
+    for my $where (['the manual', $stats_prose], ['dqs stats --help', $stats_help // '']) {
+        my ($name, $text) = @$where;
+        my @missing = grep { $text !~ /\b\Q$_\E\b/ } sort keys %printed;
+        is_deeply(\@missing, [], "$name names every key dqs stats prints");
+        # Every name with an underscore there is a key (the reverse check).
+        my %said = map { $_ => 1 } $text =~ /\b([a-z]+(?:_[a-z]+)+)\b/g;
+        my @unknown = grep { !$printed{$_} } sort keys %said;
+        is_deeply(\@unknown, [], "$name names no key dqs stats does not print");
+    }
+}
+
+# ---- one version ----------------------------------------------------------
+is(dqs(['--version'])->{out}, "dqs $Data::Queue::Shared::VERSION\n", 'dqs --version is the module\'s version');
+{
+    my ($cargo) = slurp("$root/Cargo.toml") =~ /^version = "([^"]+)"/m;
+    my ($maj, $min) = $Data::Queue::Shared::VERSION =~ /\A(\d+)\.(\d+)\z/;
+    is($cargo, defined $min ? "$maj." . ($min + 0) . '.0' : 'a version X.Y in Shared.pm',
+       "Cargo.toml's version is the module's in semver spelling");
+}
 like($exit_pod // '', qr/^=item B<128 \+ N>$/m, 'so is death by a signal');
 
 # ---- a clean POD, installed with the module -----------------------------

@@ -28,9 +28,9 @@ use crate::testpoint::{self, Point};
 
 mod validate;
 
+pub use validate::{c_impl_format, validate_header, C_IMPL_MAGIC};
 pub(crate) use validate::{incompatible, small_file_error};
 use validate::{read_header_bytes, u64_at};
-pub use validate::{validate_header, C_IMPL_MAGIC};
 
 /// What the caller asks for when creating (ignored fields are read back from
 /// an existing file's header instead).

@@ -123,14 +123,21 @@ pub fn validate_header(
 /// on disk), followed by its format version: 1 up to its 0.08, 2 from 0.12.
 pub const C_IMPL_MAGIC: u32 = 0x5155_4531;
 
-/// What to say about a file written by the C implementation, or `None`
-/// when `head` (the first bytes of a file, at least 8) is not one.
-pub(super) fn c_queue_file(head: &[u8]) -> Option<String> {
+/// The format version (1 or 2) of a queue file of the C implementation
+/// that starts with `head` (its first bytes, at least 8), or `None` when
+/// it is not one.
+pub fn c_impl_format(head: &[u8]) -> Option<u32> {
     if head.len() < 8 || u32_at(head, 0) != C_IMPL_MAGIC {
         return None;
     }
     let version = u32_at(head, 4);
-    matches!(version, 1 | 2).then(|| {
+    matches!(version, 1 | 2).then_some(version)
+}
+
+/// What to say about a file written by the C implementation, or `None`
+/// when `head` (the first bytes of a file, at least 8) is not one.
+pub(super) fn c_queue_file(head: &[u8]) -> Option<String> {
+    c_impl_format(head).map(|version| {
         format!(
             "a queue file of another version of Data::Queue::Shared (the C \
              implementation, its format {version}); remove it and create it again"

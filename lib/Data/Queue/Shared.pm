@@ -781,10 +781,11 @@ only when you are done with the handle.
 
 =head2 With EV
 
+    # fragment: handle() is yours (eg/ev-consumer.pl is a whole program)
     use EV;
     use Data::Queue::Shared::Str;
 
-    my $q  = Data::Queue::Shared::Str->new('/tmp/jobs.shm', 1024);
+    my $q  = Data::Queue::Shared::Str->new('/tmp/events.shm', 1024);
     my $fd = $q->eventfd;
 
     my $w = EV::io $fd, EV::READ, sub {
@@ -801,6 +802,7 @@ only when you are done with the handle.
 
 =head2 With select or IO::Select
 
+    # fragment: $q is a queue, handle() is yours (see eg/select-loop.pl)
     my $fd  = $q->eventfd;
     my $rin = '';
     vec($rin, $fd, 1) = 1;
@@ -828,11 +830,12 @@ already and just calls C<notify>. A child that opens the queue again (by
 path, or with L</new_from_fd>) gets a handle without one, and adopts the
 inherited descriptor with L</eventfd_set>:
 
-    my $q  = Data::Queue::Shared::Int->new('/tmp/jobs.shm', 4096);
+    # fragment: @batches holds the jobs, in array references
+    my $q  = Data::Queue::Shared::Int->new('/tmp/batches.shm', 4096);
     my $fd = $q->eventfd;                   # before fork
 
     if (fork == 0) {
-        my $p = Data::Queue::Shared::Int->new('/tmp/jobs.shm', 4096);
+        my $p = Data::Queue::Shared::Int->new('/tmp/batches.shm', 4096);
         $p->eventfd_set($fd);               # the parent's eventfd
         for my $batch (@batches) {
             $p->push_wait($_) for @$batch;
@@ -863,7 +866,7 @@ in the code:
 
     my $q = Data::Queue::Shared::Int->new(undef, 1024);
     $q->push($_) for 1 .. 10;          # each call takes the short cut
-    while (defined(my $v = $q->pop)) { ... }
+    while (defined(my $v = $q->pop)) { print "$v\n" }
 
 Calls of C<push>, C<pop>, C<peek>, C<size>, their C<_wait> and C<_multi>
 forms, C<drain>, C<push_front>, C<pop_back> (and their C<_wait> forms),
@@ -900,16 +903,21 @@ C<peek> and C<size> do without the cost of a method call:
 
     use Data::Queue::Shared::Int;           # enables the q_int_* keywords
 
-    my $q = Data::Queue::Shared::Int->new('/tmp/jobs.shm', 1024);
+    my $q = Data::Queue::Shared::Int->new('/tmp/keywords.shm', 1024);
     q_int_push $q, 42            or warn "full\n";
     my $job  = q_int_pop $q;                # undef when empty
     my $next = q_int_peek $q;
     my $n    = q_int_size $q;
-    while (defined(my $v = q_int_pop $q)) { ... }
+    for my $i (1 .. 3) { q_int_push $q, $i }
+    while (defined(my $v = q_int_pop $q)) { print "$v\n" }
 
-    use Data::Queue::Shared::Str;
+    use Data::Queue::Shared::Str;           # and the q_str_* keywords
+    my $sq = Data::Queue::Shared::Str->new(undef, 64);
     q_str_push $sq, "caf\x{e9}";
     my $s = q_str_pop $sq;
+    $q->unlink;
+
+The keywords of each class:
 
     Data::Queue::Shared::Int    q_int_push   q_int_pop   q_int_peek   q_int_size
     Data::Queue::Shared::Int32  q_int32_push q_int32_pop q_int32_peek q_int32_size

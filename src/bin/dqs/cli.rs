@@ -23,8 +23,9 @@ to a power of two, at least 2, at most 2**30). A Str queue also has a byte
 arena for the strings: --arena BYTES (default capacity * 256, at least
 4096, at most 4 GiB).
 
-A new file gets --mode exactly (octal, default 0600; the umask does not
-apply). When PATH already holds a queue of the same type and the geometry
+A new file gets --mode exactly (octal permission bits, default 0600; the
+umask does not apply); the setuid, setgid and sticky bits are refused
+(exit 2). When PATH already holds a queue of the same type and the geometry
 this command would create, it is left as it is and the exit status is 0.
 An empty file, or the all-zero file an interrupted create leaves, is made
 into the queue with --mode, but only when your effective uid owns it. A
@@ -43,8 +44,10 @@ Integer queues: each item is a decimal integer (surrounding blanks are
 ignored). It is parsed as a 64-bit integer and must fit the queue's type:
 a value outside -32768..32767 for int16, or outside the 32-bit range for
 int32, is an error (exit 2, the message names the value). Values are never
-truncated. Arguments are all checked before anything is pushed; from
-standard input, the lines before a bad one have been pushed.
+truncated. Arguments are all checked before anything is pushed. From
+standard input, blank lines (or records) are skipped; a line that is not
+an integer the queue can hold stops the command (exit 2), and the message
+gives its line number and how many items before it were pushed.
 
 Str queues: items are bytes, pushed as they are (empty items too). The
 UTF-8 flag that Perl consumers see (utf8::is_utf8) is set, by default, on
@@ -58,8 +61,9 @@ every reader (Perl, Rust, C, dqs pop) gets the original bytes back.
 
 When the queue is full: without --wait the command stops at once (exit 1,
 the message says how many items were pushed). With --wait SECS each item
-waits up to SECS seconds for room (fractions allowed, inf waits forever);
-a wait that times out stops the command (exit 1).";
+waits up to SECS seconds for room (fractions allowed; inf, or a negative
+number such as -1, waits for ever); a wait that times out stops the
+command (exit 1).";
 
 const POP_HELP: &str = "\
 Pops one item (or up to N with -n, or all there are with --all) and
@@ -73,7 +77,8 @@ item followed by a NUL byte (integers: the decimal digits, then NUL).
 a file; -0 with --raw is the same as -0). Integers ignore --raw.
 
 Without --wait, an empty queue ends the command; with --wait SECS each
-item waits up to SECS seconds (fractions allowed, inf waits forever). With
+item waits up to SECS seconds (fractions allowed; inf, or a negative
+number such as -1, waits for ever). With
 --all, only the first item waits; the rest is what is there. The exit
 status is 1 when fewer items than asked for were popped (with -n N, fewer
 than N; otherwise none); the items popped before that are printed.
@@ -87,12 +92,15 @@ options as for pop). Exit 1 when the queue is empty. For integer queues the
 value is a best-effort look while others pop concurrently.";
 
 const STATS_HELP: &str = "\
-Prints the queue's counters and gauges, one per line (name, value). With
---json, one JSON object on one line instead, keys: path, type, size,
-capacity, mmap_size, push_ok, pop_ok, push_full, pop_empty, recoveries,
-push_waiters, pop_waiters, and for Str queues also arena_cap, arena_used,
-lock_acquired, lock_contended, compressed, compressed_saved. Numbers are
-JSON integers.";
+Prints the queue's counters and gauges, one per line: the name, spaces,
+the value. The names, in order: path, type, size, capacity, mmap_size,
+push_ok, pop_ok, push_full, pop_empty, recoveries, push_waiters,
+pop_waiters; for Str queues arena_cap, arena_used, lock_acquired,
+lock_contended, compressed, compressed_saved; then the lease counters
+max_leases, leases_open, leases_waiting, leases_acked, leases_nacked,
+leases_dead, leases_expired, and for Str queues lease_bytes. With --json,
+one JSON object on one line instead, with the same keys; numbers are JSON
+integers.";
 
 const WATCH_HELP: &str = "\
 Shows the queue's size, push and pop rates per second (from the change of
@@ -105,7 +113,7 @@ one line is printed per refresh. --count N stops after N refreshes
 #[derive(Parser, Debug)]
 #[command(
     name = "dqs",
-    version,
+    version = crate::VERSION,
     about = "Create, fill, drain and watch Data::Queue::Shared queue files",
     long_about = "Create, fill, drain and watch Data::Queue::Shared queue files.\n\n\
 Every subcommand but create attaches to an existing queue file (it never\n\
@@ -148,8 +156,9 @@ pub(crate) enum Cmd {
     /// Remove the queue file (only if it is a queue file)
     #[command(
         long_about = "Removes the file at PATH after checking that it is a queue file (or one\n\
-left behind by an interrupted create). Processes attached to it keep using\n\
-their mapping; new ones cannot reach it any more.",
+left behind by an interrupted create, or a queue file of the C\n\
+implementation, which cannot be opened and has to go). Processes attached\n\
+to it keep using their mapping; new ones cannot reach it any more.",
         after_help = EXIT_CODES
     )]
     Unlink(PathArgs),
@@ -193,7 +202,7 @@ pub(crate) struct CreateArgs {
     /// Str only: bytes of string storage (default capacity * 256)
     #[arg(long, value_name = "BYTES")]
     pub(crate) arena: Option<u64>,
-    /// File mode of a new file, in octal
+    /// File mode of a new file, in octal (0 .. 0777)
     #[arg(long, value_name = "MODE", default_value = "0600", value_parser = parse_mode)]
     pub(crate) mode: u32,
     /// Leases that can be open at once (default 64; 0: no lease table)
@@ -214,8 +223,8 @@ pub(crate) struct PushArgs {
     /// Standard input holds NUL-terminated items instead of lines
     #[arg(short = '0', long = "null")]
     pub(crate) null: bool,
-    /// Wait up to SECS seconds for room for each item
-    #[arg(long, short = 'w', value_name = "SECS", value_parser = parse_secs)]
+    /// Wait up to SECS seconds for room for each item (inf or -1: for ever)
+    #[arg(long, short = 'w', value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
     pub(crate) wait: Option<f64>,
     /// Str: set the UTF-8 flag on every item (they must be valid UTF-8)
     #[arg(long, conflicts_with = "bytes")]
@@ -255,8 +264,8 @@ pub(crate) struct PopArgs {
     /// Pop every item there is
     #[arg(long, short = 'a')]
     pub(crate) all: bool,
-    /// Wait up to SECS seconds for each item
-    #[arg(long, short = 'w', value_name = "SECS", value_parser = parse_secs)]
+    /// Wait up to SECS seconds for each item (inf or -1: for ever)
+    #[arg(long, short = 'w', value_name = "SECS", value_parser = parse_secs, allow_negative_numbers = true)]
     pub(crate) wait: Option<f64>,
     #[command(flatten)]
     pub(crate) out: OutArgs,
@@ -297,19 +306,19 @@ pub(crate) struct PathArgs {
     pub(crate) path: PathBuf,
 }
 
-/// A timeout in seconds: a non-negative number, fractions allowed, or
-/// `inf` (wait forever).
+/// A timeout in seconds, fractions allowed: `inf` or any negative number
+/// (as `-1`) waits for ever, as a negative timeout does in the Perl API.
 fn parse_secs(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
         .parse()
         .map_err(|_| format!("'{s}' is not a number of seconds"))?;
-    if v.is_nan() || v < 0.0 {
+    if v.is_nan() {
         return Err(format!(
-            "'{s}' is not a number of seconds (0 or more, or inf)"
+            "'{s}' is not a number of seconds (a number, inf, or -1 for ever)"
         ));
     }
-    Ok(v)
+    Ok(if v < 0.0 { f64::INFINITY } else { v })
 }
 
 /// `--compress MIN[:LEVEL]`: MIN a positive byte count, LEVEL an integer.
@@ -334,7 +343,10 @@ fn parse_compress(s: &str) -> Result<(u64, i32), String> {
 
 /// A refresh interval: a positive, finite number of seconds.
 fn parse_interval(s: &str) -> Result<f64, String> {
-    let v = parse_secs(s)?;
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
     if !(0.001..=86400.0).contains(&v) {
         return Err(format!(
             "interval '{s}' must be between 0.001 and 86400 seconds"
@@ -343,12 +355,18 @@ fn parse_interval(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// A file mode in octal (`0660`, `660` or `0o660`), at most `07777`.
+/// A file mode in octal (`0660`, `660` or `0o660`): permission bits only.
+/// The setuid, setgid and sticky bits (`07000`) are refused: a queue file
+/// is never a program or a directory, and `--mode 4777` is a typo or worse.
 fn parse_mode(s: &str) -> Result<u32, String> {
     let digits = s.strip_prefix("0o").unwrap_or(s);
     match u32::from_str_radix(digits, 8) {
-        Ok(m) if m <= 0o7777 && !digits.is_empty() => Ok(m),
-        _ => Err(format!("'{s}' is not an octal file mode (0 .. 07777)")),
+        Ok(m) if m <= 0o777 && !digits.is_empty() => Ok(m),
+        Ok(m) if m <= 0o7777 && !digits.is_empty() => Err(format!(
+            "'{s}' sets the setuid, setgid or sticky bit (07000); a queue file takes \
+             permission bits only (0 .. 0777)"
+        )),
+        _ => Err(format!("'{s}' is not an octal file mode (0 .. 0777)")),
     }
 }
 

@@ -200,6 +200,8 @@ pub(crate) fn push(a: PushArgs) -> Result<(), Fail> {
     let mut input = BufReader::with_capacity(1 << 16, SigStdin);
     let mut item = Vec::new();
     let mut pushed = 0u64;
+    let what = if a.null { "record" } else { "line" };
+    let mut record = 0u64;
     loop {
         item.clear();
         let n = input.read_until(sep, &mut item).map_err(|e| {
@@ -211,13 +213,20 @@ pub(crate) fn push(a: PushArgs) -> Result<(), Fail> {
         if n == 0 {
             return Ok(());
         }
+        record += 1;
         if item.last() == Some(&sep) {
             item.pop();
         }
+        // An integer queue skips blank records (a trailing empty line, a
+        // blank line between numbers); a Str queue pushes them, as empty
+        // items.
+        if variant != Variant::Str && item.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
         let v = parse_value(&item, variant, mode).map_err(|f| match f {
             Fail::Hard(m) => Fail::Hard(format!(
-                "item {} of standard input: {m} ({pushed} items were pushed)",
-                pushed + 1
+                "{what} {record} of standard input: {m}; the {pushed} items before it were \
+                 pushed, nothing after it"
             )),
             other => other,
         })?;
@@ -418,13 +427,15 @@ pub(crate) fn stats(a: StatsArgs) -> Result<(), Fail> {
         }
         writeln!(out, "{j}}}")?;
     } else {
-        writeln!(out, "{:<15}{}", "path", a.path.display())?;
-        writeln!(out, "{:<15}{}", "type", q.variant().name())?;
-        for (k, v) in stat_fields(&s, q.variant()) {
-            writeln!(out, "{k:<15}{v}")?;
-        }
-        for (k, v) in &leases {
-            writeln!(out, "{k:<15}{v}")?;
+        let fields = stat_fields(&s, q.variant());
+        let names = fields.iter().chain(&leases).map(|(k, _)| k.len());
+        // Aligned, and at least one space after the longest name, so that
+        // every line splits into name and value.
+        let w = names.max().unwrap_or(0).max("path".len());
+        writeln!(out, "{:<w$} {}", "path", a.path.display())?;
+        writeln!(out, "{:<w$} {}", "type", q.variant().name())?;
+        for (k, v) in fields.iter().chain(&leases) {
+            writeln!(out, "{k:<w$} {v}")?;
         }
     }
     out.flush()?;
@@ -501,9 +512,29 @@ pub(crate) fn clear(a: PathArgs) -> Result<(), Fail> {
     Ok(())
 }
 
+/// Whether the regular file at `path` (not followed if a symlink) starts
+/// with the header of a queue file of the C implementation.
+fn is_c_impl_file(path: &Path) -> bool {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return false;
+    };
+    let mut head = [0u8; 8];
+    f.metadata().is_ok_and(|m| m.is_file())
+        && f.read_exact(&mut head).is_ok()
+        && data_queue_shared::region::c_impl_format(&head).is_some()
+}
+
 pub(crate) fn unlink(a: PathArgs) -> Result<(), Fail> {
     match probe(&a.path) {
         Ok(_) | Err(Error::IncompleteCreate(_)) => {}
+        // The error for such a file says to remove it: this removes it.
+        Err(_) if is_c_impl_file(&a.path) => {}
         Err(e) => return Err(Fail::Hard(format!("{e}; not removed"))),
     }
     data_queue_shared::region::unlink(&a.path)?;

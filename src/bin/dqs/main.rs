@@ -8,6 +8,11 @@
 //! command cleanly (a blocked wait takes itself out of the waiter count)
 //! and then kills it with the same signal, so the shell sees 128 + N.
 
+/// The distribution's version, as the Perl module spells it (`$VERSION` of
+/// lib/Data/Queue/Shared.pm, read by build.rs, which also checks that
+/// Cargo.toml's version is the same number).
+pub(crate) const VERSION: &str = env!("DQS_VERSION");
+
 mod cli;
 mod commands;
 mod signals;

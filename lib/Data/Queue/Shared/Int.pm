@@ -25,7 +25,7 @@ Data::Queue::Shared::Int - queue of signed 64-bit integers in shared memory
 
     use Data::Queue::Shared::Int;
 
-    my $q = Data::Queue::Shared::Int->new('/tmp/q.shm', 1024);
+    my $q = Data::Queue::Shared::Int->new('/tmp/int64.shm', 1024);
     $q->push(-5);
     my $v = $q->pop;
 

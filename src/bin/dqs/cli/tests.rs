@@ -36,6 +36,20 @@ fn create_parses_type_capacity_arena_and_mode() {
     assert!(parse(&["create", "q", "--type", "float", "--capacity", "4"]).is_err());
     assert!(parse(&["create", "q", "--type", "int"]).is_err());
     assert!(parse(&["create", "q", "--type", "int", "-c", "4", "--mode", "0999"]).is_err());
+    // --wait -1 is a timeout (for ever), not an unknown option.
+    for args in [
+        &["pop", "q", "--wait", "-1"][..],
+        &["pop", "q", "-w", "-1"],
+        &["push", "q", "--wait", "-1", "--", "-5"],
+    ] {
+        let cli = parse(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let wait = match cli.cmd {
+            Cmd::Pop(a) => a.wait,
+            Cmd::Push(a) => a.wait,
+            _ => None,
+        };
+        assert_eq!(wait, Some(f64::INFINITY), "{args:?}");
+    }
 }
 
 #[test]
@@ -67,7 +81,7 @@ fn pop_options() {
     assert_eq!((a.n, a.all, a.out.null, a.out.raw), (3, false, true, false));
     assert_eq!(a.wait, Some(f64::INFINITY));
     assert!(parse(&["pop", "q", "-n", "3", "--all"]).is_err());
-    assert!(parse(&["pop", "q", "--wait", "-1"]).is_err());
+    assert!(parse(&["pop", "q", "--wait", "NaN"]).is_err());
     assert!(parse(&["pop", "q", "--wait", "soon"]).is_err());
     assert!(parse(&["watch", "q", "--interval", "0"]).is_err());
     let c = parse(&["watch", "q", "--count", "2", "-i", "0.25"]).unwrap();
@@ -81,10 +95,17 @@ fn seconds_and_modes() {
     assert_eq!(parse_secs("1.5"), Ok(1.5));
     assert_eq!(parse_secs("inf"), Ok(f64::INFINITY));
     assert!(parse_secs("NaN").is_err());
-    assert!(parse_secs("-0.1").is_err());
+    // Negative: for ever, as a negative timeout in the Perl API.
+    assert_eq!(parse_secs("-1"), Ok(f64::INFINITY));
+    assert_eq!(parse_secs("-0.1"), Ok(f64::INFINITY));
+    assert!(parse_interval("-1").is_err());
     assert_eq!(parse_mode("0660"), Ok(0o660));
     assert_eq!(parse_mode("660"), Ok(0o660));
-    assert_eq!(parse_mode("0o4755"), Ok(0o4755));
+    assert_eq!(parse_mode("0o755"), Ok(0o755));
+    for special in ["4755", "0o4755", "2770", "1777", "7777"] {
+        let e = parse_mode(special).unwrap_err();
+        assert!(e.contains("setuid, setgid or sticky"), "{special}: {e}");
+    }
     assert!(parse_mode("10000").is_err());
     assert!(parse_mode("").is_err());
     assert!(parse_mode("rw").is_err());
