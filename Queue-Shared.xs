@@ -306,8 +306,8 @@ deadline_arg(pTHX_ SV *sv, int ix, CV *cv)
 }
 
 /* The range every integer class accepts before storing (Int32 and Int16
- * then keep the low 32 or 16 bits of the int64, see CLASSES in the
- * manual). */
+ * then keep the low 32 or 16 bits of the int64, see DESCRIPTION in
+ * Data::Queue::Shared::Int). */
 #define INT_RANGE "-9223372036854775808 .. 9223372036854775807"
 
 /* The croaks of int_value_slow: the value as given, quoted and escaped

@@ -25,62 +25,38 @@ Data::Queue::Shared::Int16 - queue of signed 16-bit integers in shared memory
 
     use Data::Queue::Shared::Int16;
 
-    my $q = Data::Queue::Shared::Int16->new_memfd('ticks', 64);
-    $q->push(300);
+    my $q = Data::Queue::Shared::Int16->new(undef, 1024);
+    $q->push(65537);      # stored as 1, like a C cast
     my $v = $q->pop;
 
 =head1 DESCRIPTION
 
-Loading this module loads L<Data::Queue::Shared>, which defines the class,
-and enables the C<q_int16_*> keywords in the scope of the C<use> (see
-L<Data::Queue::Shared/KEYWORDS>).
+An integer queue like L<Data::Queue::Shared::Int>, whose page is its
+manual: the same constructors, methods, event loop methods and
+L<keywords|Data::Queue::Shared::Int/KEYWORDS> (here C<q_int16_push>,
+C<q_int16_pop>, C<q_int16_peek> and C<q_int16_size>). Loading this
+module loads L<Data::Queue::Shared> and enables those keywords in the
+scope of the C<use>.
 
-Values are signed 16-bit integers, 8 bytes per slot, truncated like a
-cast to C<int16_t> (C<65537> comes back as C<1>).
-
-The three integer classes have the same methods, and L<Data::Queue::Shared> is
-their manual, with C<Int> standing for any of them:
+What differs is the value:
 
 =over 4
 
 =item *
 
-L<CONSTRUCTORS|Data::Queue::Shared/CONSTRUCTORS>: C<new> (with a path, or C<undef> for
-anonymous memory), C<new_memfd>, C<new_from_fd>.
+Values are signed 16-bit integers (C<-32768> to C<32767>), 8 bytes per slot.
 
 =item *
 
-L<METHODS|Data::Queue::Shared/METHODS>: L<timeouts|Data::Queue::Shared/Timeouts>, L<single
-items|Data::Queue::Shared/"Single items"> (C<push>, C<pop>, C<push_wait>, C<pop_wait>,
-C<peek>), L<batches|Data::Queue::Shared/Batches>, L<state|Data::Queue::Shared/State> (C<size>,
-C<capacity>, C<is_empty>, C<is_full>, C<stats>) and
-L<management|Data::Queue::Shared/Management> (C<clear>, C<sync>, C<unlink>, C<path>,
-C<memfd>).
-
-=item *
-
-L<EVENT LOOPS|Data::Queue::Shared/"EVENT LOOPS">, L<FAST METHOD CALLS|Data::Queue::Shared/"FAST METHOD
-CALLS">, L<KEYWORDS|Data::Queue::Shared/KEYWORDS> (C<q_int16_push>, C<q_int16_pop>,
-C<q_int16_peek>, C<q_int16_size>), L<ERRORS|Data::Queue::Shared/ERRORS>, L<WAKE-UPS AND
-SIGNALS|Data::Queue::Shared/"WAKE-UPS AND SIGNALS">, L<FORK AND THREADS|Data::Queue::Shared/"FORK AND
-THREADS">, L<SECURITY|Data::Queue::Shared/SECURITY>, L<CRASH SAFETY|Data::Queue::Shared/"CRASH SAFETY">
-and L<COMPATIBILITY|Data::Queue::Shared/COMPATIBILITY>.
-
-=item *
-
-L<Data::Queue::Shared::Leases>: leased pops (C<pop_lease>,
-C<pop_lease_wait>, C<pop_lease_multi>, C<ack>, C<release>, C<lease_stats>,
-C<leases>), whose items come back when their consumer dies.
-
-=item *
-
-L<Data::Queue::Shared::Format/SLOTS>: the layout of the slots in memory
-and the protocol that claims them, for other languages.
+A value outside that range but within the signed 64-bit range wraps
+around the way a C cast to C<int16_t> truncates it: C<65537> comes back as C<1>, C<32768> as C<-32768>. Beyond 64 bits
+it croaks, as for Int (see L<Data::Queue::Shared::Int/push>).
 
 =back
 
 =head1 SEE ALSO
 
-L<Data::Queue::Shared>, L<Data::Queue::Shared::Str>, L<Data::Queue::Shared::Format>.
+L<Data::Queue::Shared::Int> (the methods), L<Data::Queue::Shared> (the
+overview), L<Data::Queue::Shared::Format/SLOTS> (the slot layout).
 
 =cut

@@ -31,57 +31,32 @@ Data::Queue::Shared::Int32 - queue of signed 32-bit integers in shared memory
 
 =head1 DESCRIPTION
 
-Loading this module loads L<Data::Queue::Shared>, which defines the class,
-and enables the C<q_int32_*> keywords in the scope of the C<use> (see
-L<Data::Queue::Shared/KEYWORDS>).
+An integer queue like L<Data::Queue::Shared::Int>, whose page is its
+manual: the same constructors, methods, event loop methods and
+L<keywords|Data::Queue::Shared::Int/KEYWORDS> (here C<q_int32_push>,
+C<q_int32_pop>, C<q_int32_peek> and C<q_int32_size>). Loading this
+module loads L<Data::Queue::Shared> and enables those keywords in the
+scope of the C<use>.
 
-Values are signed 32-bit integers, 8 bytes per slot. A value outside the
-range is truncated the way a C cast to C<int32_t> truncates it:
-C<< 2**32 + 5 >> comes back as C<5>, C<2**31> as C<-2147483648>.
-
-The three integer classes have the same methods, and L<Data::Queue::Shared> is
-their manual, with C<Int> standing for any of them:
+What differs is the value:
 
 =over 4
 
 =item *
 
-L<CONSTRUCTORS|Data::Queue::Shared/CONSTRUCTORS>: C<new> (with a path, or C<undef> for
-anonymous memory), C<new_memfd>, C<new_from_fd>.
+Values are signed 32-bit integers (C<-2**31> to C<2**31 - 1>), 8 bytes per slot.
 
 =item *
 
-L<METHODS|Data::Queue::Shared/METHODS>: L<timeouts|Data::Queue::Shared/Timeouts>, L<single
-items|Data::Queue::Shared/"Single items"> (C<push>, C<pop>, C<push_wait>, C<pop_wait>,
-C<peek>), L<batches|Data::Queue::Shared/Batches>, L<state|Data::Queue::Shared/State> (C<size>,
-C<capacity>, C<is_empty>, C<is_full>, C<stats>) and
-L<management|Data::Queue::Shared/Management> (C<clear>, C<sync>, C<unlink>, C<path>,
-C<memfd>).
-
-=item *
-
-L<EVENT LOOPS|Data::Queue::Shared/"EVENT LOOPS">, L<FAST METHOD CALLS|Data::Queue::Shared/"FAST METHOD
-CALLS">, L<KEYWORDS|Data::Queue::Shared/KEYWORDS> (C<q_int32_push>, C<q_int32_pop>,
-C<q_int32_peek>, C<q_int32_size>), L<ERRORS|Data::Queue::Shared/ERRORS>, L<WAKE-UPS AND
-SIGNALS|Data::Queue::Shared/"WAKE-UPS AND SIGNALS">, L<FORK AND THREADS|Data::Queue::Shared/"FORK AND
-THREADS">, L<SECURITY|Data::Queue::Shared/SECURITY>, L<CRASH SAFETY|Data::Queue::Shared/"CRASH SAFETY">
-and L<COMPATIBILITY|Data::Queue::Shared/COMPATIBILITY>.
-
-=item *
-
-L<Data::Queue::Shared::Leases>: leased pops (C<pop_lease>,
-C<pop_lease_wait>, C<pop_lease_multi>, C<ack>, C<release>, C<lease_stats>,
-C<leases>), whose items come back when their consumer dies.
-
-=item *
-
-L<Data::Queue::Shared::Format/SLOTS>: the layout of the slots in memory
-and the protocol that claims them, for other languages.
+A value outside that range but within the signed 64-bit range wraps
+around the way a C cast to C<int32_t> truncates it: C<< 2**32 + 5 >> comes back as C<5>, C<2**31> as C<-2147483648>. Beyond 64 bits
+it croaks, as for Int (see L<Data::Queue::Shared::Int/push>).
 
 =back
 
 =head1 SEE ALSO
 
-L<Data::Queue::Shared>, L<Data::Queue::Shared::Str>, L<Data::Queue::Shared::Format>.
+L<Data::Queue::Shared::Int> (the methods), L<Data::Queue::Shared> (the
+overview), L<Data::Queue::Shared::Format/SLOTS> (the slot layout).
 
 =cut

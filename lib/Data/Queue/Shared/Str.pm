@@ -40,7 +40,7 @@ Data::Queue::Shared::Str - bounded deque of strings in shared memory
 
 Loading this module loads L<Data::Queue::Shared>, which defines the class,
 and enables the C<q_str_*> keywords in the scope of the C<use> (see
-L<Data::Queue::Shared/KEYWORDS>).
+L<Data::Queue::Shared::Int/KEYWORDS>).
 
 Items are byte or character strings (the UTF-8 flag is kept), from the
 empty string up to the arena size; they can be pushed and popped at both
@@ -67,15 +67,16 @@ wrote as they finished). So, unlike the integer queues, a Str queue is
 exact: C<peek> sees the real front item, C<pop_multi> and C<drain> take
 their batch in one piece, and C<clear> leaves nothing behind.
 
-What the main page, L<Data::Queue::Shared>, says about
-L<timeouts|Data::Queue::Shared/Timeouts>, L<wake-ups and
+What the integer classes' page, L<Data::Queue::Shared::Int>, and the
+overview, L<Data::Queue::Shared>, say about
+L<timeouts|Data::Queue::Shared::Int/Timeouts>, L<wake-ups and
 signals|Data::Queue::Shared/"WAKE-UPS AND SIGNALS"> (for the waiting
-itself), L<sync|Data::Queue::Shared/sync>,
-L<unlink|Data::Queue::Shared/unlink>, L<path|Data::Queue::Shared/path>
-and L<memfd|Data::Queue::Shared/memfd> holds for Str unchanged, and so
-does what it says under L<EVENT LOOPS|Data::Queue::Shared/"EVENT LOOPS">,
-L<FAST METHOD CALLS|Data::Queue::Shared/"FAST METHOD CALLS">,
-L<KEYWORDS|Data::Queue::Shared/KEYWORDS> (C<q_str_push>, C<q_str_pop>,
+itself), L<sync|Data::Queue::Shared::Int/sync>,
+L<unlink|Data::Queue::Shared::Int/unlink>, L<path|Data::Queue::Shared::Int/path>
+and L<memfd|Data::Queue::Shared::Int/memfd> holds for Str unchanged, and so
+does what they say under L<EVENT LOOPS|Data::Queue::Shared::Int/"EVENT LOOPS">,
+L<FAST METHOD CALLS|Data::Queue::Shared::Int/"FAST METHOD CALLS">,
+L<KEYWORDS|Data::Queue::Shared::Int/KEYWORDS> (C<q_str_push>, C<q_str_pop>,
 C<q_str_peek>, C<q_str_size>), L<ERRORS|Data::Queue::Shared/ERRORS>,
 L<FORK AND THREADS|Data::Queue::Shared/"FORK AND THREADS">,
 L<SECURITY|Data::Queue::Shared/SECURITY>, L<CRASH
@@ -94,10 +95,10 @@ in L<Data::Queue::Shared::Format/"STR QUEUES">.
     my $q = Data::Queue::Shared::Str->new_memfd($name, $capacity, $arena_bytes);
     my $q = Data::Queue::Shared::Str->new_from_fd($fd);
 
-They work as the integer L<new|Data::Queue::Shared/new>, L<new
-(anonymous)|Data::Queue::Shared/"new (anonymous)">,
-L<new_memfd|Data::Queue::Shared/new_memfd> and
-L<new_from_fd|Data::Queue::Shared/new_from_fd> do: same capacity rule, file
+They work as the integer L<new|Data::Queue::Shared::Int/new>, L<new
+(anonymous)|Data::Queue::Shared::Int/"new (anonymous)">,
+L<new_memfd|Data::Queue::Shared::Int/new_memfd> and
+L<new_from_fd|Data::Queue::Shared::Int/new_from_fd> do: same capacity rule, file
 creation and mode, header
 checks and errors. The one addition is C<$arena_bytes>, the size of the
 string arena:
@@ -397,13 +398,13 @@ every producer and every consumer blocked in a C<*_wait> method.
 
 =item sync, unlink, path, memfd
 
-As for the integer queues (see L<Data::Queue::Shared/Management>).
+As for the integer queues (see L<Data::Queue::Shared::Int/Management>).
 
 =item stats
 
     my $s = $q->stats;
 
-Returns the keys described under L<Data::Queue::Shared/stats> for the integer queues, with
+Returns the keys described under L<Data::Queue::Shared::Int/stats> for the integer queues, with
 these meanings for Str:
 
 =over 4
@@ -693,8 +694,9 @@ C<peek> and C<size> sees it at once.
 
 =head1 SEE ALSO
 
-L<Data::Queue::Shared> (the main page: the integer classes, and what all
-four classes share), L<Data::Queue::Shared::Format> (the on-disk format),
+L<Data::Queue::Shared> (the overview: what all four classes share),
+L<Data::Queue::Shared::Int> (the integer classes, whose methods Str
+shares), L<Data::Queue::Shared::Format> (the on-disk format),
 L<Data::Queue::Shared::dqs> (the command-line tool).
 
 =head1 LICENSE
