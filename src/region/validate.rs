@@ -44,7 +44,7 @@ pub(super) fn u64_at(b: &[u8], off: usize) -> u64 {
 
 /// Check a header (as raw bytes) against the expected variant and the size
 /// of what backs it. Returns the geometry it describes. This is the check
-/// every attach makes (see the crate docs, "Creating and attaching"); `who`
+/// every attach makes (see "HEADER" in lib/Data/Queue/Shared/Format.pod); `who`
 /// names the file in error messages.
 ///
 /// # Errors
