@@ -39,7 +39,8 @@
  * dispatch and results are the XSUBs'. Anything else runs perl's own
  * method_named, untouched.
  *
- * Measured with ../shared/bench/perl-instructions.sh: an Int push + pop
+ * Counted with callgrind (instructions per iteration of a loop of push +
+ * pop pairs, perl 5.36, x86_64): an Int push + pop
  * pair 1,572 -> 742 instructions, a Str pair of 50 bytes 1,868 -> 990; with
  * the helpers inlined into the pp functions (always_inline) 713 and 980.
  */

@@ -159,12 +159,11 @@ fn floor(c: &mut Criterion) {
             })
         });
     }
-    // What issue 21's batch lever would cost, with no queue around it: one
-    // CAS reserves 100 positions and 100 Release stores of (value, seq)
-    // publish them; one CAS claims them and 100 loads and Release stores
-    // free them. Today's batches pay two locked instructions per item
-    // instead (see the batch100 group); this row is the bound a batch on
-    // counter reservations could approach (per 100 items).
+    // The batch lever alone, with no queue around it: one CAS reserves
+    // 100 positions and 100 Release stores of (value, seq) publish them;
+    // one CAS claims them and 100 loads and Release stores free them. The
+    // Int ring's batches (format 7) work this way (see the batch100
+    // group); this row is the bound they can approach (per 100 items).
     let counters = [AtomicU64::new(0), AtomicU64::new(0)];
     let slots: Vec<[AtomicU64; 2]> = (0..100)
         .map(|_| [AtomicU64::new(0), AtomicU64::new(0)])

@@ -252,9 +252,8 @@ impl Side<'_> {
 /// Settled misses retried with a spin hint (about 25 ns each on the 2-vCPU
 /// AMD EPYC development machine), then with a yield (which lets a peer
 /// sharing our CPU run), before announcing and sleeping: at most a few tens
-/// of microseconds of CPU per wait. Measured with bench/vs.pl on that
-/// machine, quiet, medians of three: cross-process SPSC integers went from
-/// about 3M/s to 6M/s and ~50-byte strings from 2.8M/s to 5M/s.
+/// of microseconds of CPU per wait. It doubles the cross-process SPSC
+/// rate (bench/RESULTS.pod, "Measurements behind design choices").
 const SETTLED_SPINS: u32 = 64;
 const SETTLED_YIELDS: u32 = 64;
 

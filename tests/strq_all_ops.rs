@@ -2,7 +2,8 @@
 //! push_front, push_multi and push_wait at both ends; pop, pop_back,
 //! pop_multi with a byte budget, peek, pop_wait at both ends, pop_lease
 //! with ack or release, and clear. Every item comes out whole and at most
-//! once, and the counts add up (from the review of the two-lock split).
+//! once, and the counts add up: the two-lock split, tried with every
+//! pair of operations that take one lock or both.
 
 use data_queue_shared::{Deadline, StrQueue, Waited};
 use std::collections::HashSet;

@@ -9,8 +9,8 @@ use data_queue_shared::{Deadline, StrQueue, Waited};
 /// need the front lock too wait for it: a `push_front` (both locks) and a
 /// `push_wait` that found no room in the arena (it settles with the front
 /// before it sleeps). Both let the back lock go while they wait for the
-/// front one (found by review: they used to wait holding it, and every
-/// producer behind them timed out).
+/// front one (waiting while holding it, as they once did, made every
+/// producer behind them time out).
 #[test]
 fn a_stopped_front_holder_stalls_no_producer_through_a_both_lock_call() {
     // SAFETY: plain alarm; its default action ends the test process if

@@ -345,7 +345,7 @@ mod tests {
 
     /// One thread using five queues in turn (more than the four cache
     /// ways) finds its own record again each time instead of claiming a
-    /// new one (review of i21ring, finding 3): one record per handle.
+    /// new one: one record per handle.
     #[test]
     fn five_queues_in_turn_hold_one_record_each() {
         let qs: Vec<IntQueue<i64>> = (0..5).map(|_| IntQueue::anonymous(8).unwrap()).collect();
@@ -363,7 +363,7 @@ mod tests {
 
     /// Threads that end leave their records claimed; once the table has
     /// no free record, a new thread takes an ended thread's back instead
-    /// of falling back to the overflow record (finding 3).
+    /// of falling back to the overflow record.
     #[test]
     fn ended_threads_records_are_taken_back() {
         let q = IntQueue::<i64>::anonymous(64).unwrap();
@@ -384,7 +384,7 @@ mod tests {
     /// The table full of live owners and the overflow record held by one
     /// that does not let go: a non-blocking `push` still returns (here:
     /// fails, as on a full queue), and `push_wait` ends at its deadline,
-    /// instead of spinning for ever in `overflow_take` (finding 4).
+    /// instead of spinning for ever in `overflow_take`.
     #[test]
     fn push_returns_while_a_live_owner_holds_the_overflow_record() {
         use crate::futex::Deadline;
@@ -416,8 +416,8 @@ mod tests {
         assert_eq!(q.stats().size, 0);
     }
 
-    /// Without procfs (or with `hidepid`) a live owner is still alive
-    /// (finding 2). Needs procfs gone, so ignored; run as
+    /// Without procfs (or with `hidepid`) a live owner is still alive,
+    /// not repaired as dead. Needs procfs gone, so ignored; run as
     /// `unshare -m sh -c "umount -l /proc && $TEST_BIN without_procfs --ignored"`.
     #[test]
     #[ignore]

@@ -86,8 +86,7 @@ fn clear_removes_more_than_one_run_and_counts_it() {
 
 /// A ring full of a dead producer's holes reads full to a producer, which
 /// sleeps; the consumer that gives the holes up must wake it (the repair
-/// frees slots that no pop counts), or both sleep for ever (review of
-/// i21ring, finding 5).
+/// frees slots that no pop counts), or both sleep for ever.
 #[test]
 fn giving_up_holes_wakes_a_sleeping_producer() {
     use crate::wait::Waited;

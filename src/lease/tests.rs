@@ -200,7 +200,7 @@ fn a_child_is_another_holder_and_its_death_returns_its_leases() {
 /// slot: a producer that wraps to that slot must not repair it under the
 /// leaser (`pop_lease` pops with this thread's intent record). Without
 /// the record: `push(3)` "repairs" the slot, then the leaser's free
-/// overwrites item 3 (review of i21ring, finding 1).
+/// overwrites item 3.
 #[test]
 fn a_stopped_lease_pop_is_not_repaired() {
     let path = std::env::temp_dir().join(format!("dqs-lease-stop-{}.q", std::process::id()));
@@ -243,7 +243,7 @@ fn a_stopped_lease_pop_is_not_repaired() {
 
 /// `pop_lease_wait` sleeps with the heavy half of the waiters' barrier,
 /// as every Int wait must: Int pushes end with a plain store and only the
-/// light half (ring docs, "Waiters"; review of i21ring, finding 6).
+/// light half (ring docs, "Waiters").
 #[test]
 fn pop_lease_wait_sleeps_fenced() {
     use crate::futex::Deadline;

@@ -369,8 +369,7 @@ fn threads_are_mutually_excluded() {
 
 /// `/proc/<pid>/stat` unreadable (no procfs, `hidepid`) after `kill` said
 /// the process exists: dead only if `kill` now says it is gone. The ring
-/// repairs a dead owner's positions, so "unreadable" must not mean dead
-/// (review of i21ring, finding 2).
+/// repairs a dead owner's positions, so "unreadable" must not mean dead.
 #[test]
 fn an_unreadable_stat_is_not_death() {
     use super::liveness::{dead_by_stat, ProcStat};

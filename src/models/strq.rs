@@ -260,7 +260,8 @@ fn wait_model<const SETTLE: bool>() {
 /// `wait_model`; with `LOOK` the attempt first answers "empty" from the
 /// two side words (Relaxed, no lock), as `str_pop_lease_once` does, and
 /// with `LOOK_SETTLES` it settles with the back before it believes the
-/// look (as `pop_lease_wait` does since review finding 1).
+/// look (as `pop_lease_wait` does: a look believed at once loses the
+/// wake-up, see the next model).
 fn wait_model_any<const SETTLE: bool, const LOOK: bool, const LOOK_SETTLES: bool>() {
     /// A lock of the TSO model: a CAS that is a full barrier, a plain
     /// Release store to unlock.
@@ -380,8 +381,9 @@ fn loom_str_split_blocked_lease_look_settles_with_the_back() {
     wait_model_any::<true, true, true>();
 }
 
-/// The same with a look that is believed at once (as before review
-/// finding 1): the wake-up is lost, whatever a locked miss does.
+/// The same with a look that is believed at once (as `pop_lease_wait`
+/// did before it settled first): the wake-up is lost, whatever a locked
+/// miss does.
 #[test]
 #[should_panic]
 fn loom_str_split_blocked_lease_look_without_settling_loses_the_wake_up() {

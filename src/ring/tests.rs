@@ -342,7 +342,7 @@ fn claims_take_free_or_dead_records_never_live_ones() {
 /// A live holder that does not let go of the overflow record (stopped,
 /// or memory naming a live process): `overflow_take` gives up after its
 /// bound instead of spinning for ever, and an operation that needed it
-/// reports in flight (review of i21ring, finding 4).
+/// reports in flight.
 #[test]
 fn the_overflow_wait_is_bounded() {
     let t: Vec<Record> = (0..2).map(|_| Record::new()).collect();

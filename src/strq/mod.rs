@@ -181,18 +181,12 @@
 //! once (2 cores, both under SCHED_FIFO, non-blocking calls) found the
 //! lock held in 55-80% of their acquisitions, and every critical section
 //! missed on the lock's line and on both state copies' lines, which the
-//! other side had written last: ~50-byte strings moved at about a fifth of
-//! the integer rate. With a lock and a line per end, a producer's CAS and
+//! other side had written last. With a lock and a line per end, a producer's CAS and
 //! a consumer's CAS hit lines nobody else writes, each side writes only
-//! its own line and reads the other's word, and nothing waits: measured
-//! with bench/vs.pl's CROSS-PROCESS, NON-BLOCKING section (200000 items,
-//! capacity 1M, SCHED_FIFO, 7 rounds alternating with the format-6 build),
-//! Str/Int went from a median of 0.20 (Str 2.4M/s, Int 11.8M/s) to 0.65
-//! (Str 8.0M/s, Int 12.3M/s). A single process does not pay for it: a
-//! 50-byte push+pop pair went from 253 to 249 instructions
-//! (`examples/str_pair.rs`, callgrind), with 100 items queued from 306 to
-//! 279, an empty pop from 52 to 43 (commits store 3 or 4 words instead of
-//! 8; the two looks load two words instead of one).
+//! its own line and reads the other's word, and nothing waits. Strings
+//! across processes moved at a fifth of the integer rate with one lock and
+//! at about two thirds with two, and a single process pays nothing for it
+//! (bench/RESULTS.pod, "Measurements behind design choices").
 //!
 //! # Looking without the lock
 //!

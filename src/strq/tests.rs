@@ -460,7 +460,7 @@ fn corrupt_shared_state_never_panics_and_heals_when_cleared() {
 /// (Perl's `drain` asks for SIZE_MAX items) takes at most the capacity.
 /// `count()` is clamped to the capacity each time it is read, but every
 /// item taken moves `head`, so a loop bounded only by it would go round
-/// the same slots ~2^31 times under the front lock (found by review).
+/// the same slots ~2^31 times under the front lock.
 #[test]
 fn hostile_tail_bounds_one_pop_multi_by_the_capacity() {
     let q = StrQueue::anonymous(8, 4096).unwrap();
