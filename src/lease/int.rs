@@ -2,8 +2,8 @@
 //! table write holds the table's robust lock; a takeover repairs first.
 
 use super::{
-    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Point, Table, FREE, HELD,
-    RETURNED, SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Point, Table,
+    FREE, HELD, RETURNED, SCAN_NS, TAKING,
 };
 use crate::futex::Deadline;
 use crate::intq::IntQueue;
@@ -263,28 +263,17 @@ impl<T: Element> IntQueue<T> {
                     Err(e) => Ok(Err(Ok(e))),
                 }
             });
-            // A lock wait that failed (`Done(Err(Err(_)))`): a signal, or
-            // the slice ended (then as a timeout of the wait), or the lock
-            // held for LOCK_SECS first (then as for the other lease calls).
-            match w {
-                Waited::Done(Ok(x)) => return Ok(Waited::Done(x)),
-                Waited::Done(Err(Ok(e))) => return Err(e),
-                Waited::Done(Err(Err(LockFail::TimedOut))) if !slice.expired() => {
-                    return Err(LeaseError::LockTimeout)
-                }
-                Waited::Interrupted | Waited::Done(Err(Err(LockFail::Interrupted))) => {
-                    return Ok(Waited::Interrupted)
-                }
-                Waited::TimedOut | Waited::Done(Err(Err(LockFail::TimedOut)))
-                    if deadline.expired() =>
-                {
+            // The lock bound: LOCK_SECS.
+            match slice_outcome(w, &slice, deadline) {
+                Some(Ok(Waited::TimedOut)) => {
                     self.region()
                         .header()
                         .pop_empty
                         .fetch_add(1, Ordering::Relaxed);
                     return Ok(Waited::TimedOut);
                 }
-                Waited::TimedOut | Waited::Done(Err(Err(LockFail::TimedOut))) => {}
+                Some(r) => return r,
+                None => {}
             }
         }
     }

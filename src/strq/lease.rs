@@ -14,8 +14,8 @@ use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
 use crate::lease::{
-    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Table, FREE, HELD, RETURNED,
-    RETURNING, SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table, FREE,
+    HELD, RETURNED, RETURNING, SCAN_NS, TAKING,
 };
 use crate::lock::LockFail;
 use crate::sync::Ordering;
@@ -323,25 +323,14 @@ impl StrQueue {
                     Err(e) => Ok(Err(Ok(e))),
                 }
             });
-            // A lock wait that failed (`Done(Err(Err(_)))`): a signal, or
-            // the slice ended (then as a timeout of the wait), or the lock
-            // timeout passed first (then as for the other lease calls).
-            match w {
-                Waited::Done(Ok(x)) => return Ok(Waited::Done(x)),
-                Waited::Done(Err(Ok(e))) => return Err(e),
-                Waited::Done(Err(Err(LockFail::TimedOut))) if !slice.expired() => {
-                    return Err(LeaseError::LockTimeout)
-                }
-                Waited::Interrupted | Waited::Done(Err(Err(LockFail::Interrupted))) => {
-                    return Ok(Waited::Interrupted)
-                }
-                Waited::TimedOut | Waited::Done(Err(Err(LockFail::TimedOut)))
-                    if deadline.expired() =>
-                {
+            // The lock bound: the handle's lock timeout.
+            match slice_outcome(w, &slice, deadline) {
+                Some(Ok(Waited::TimedOut)) => {
                     self.count_empty();
                     return Ok(Waited::TimedOut);
                 }
-                Waited::TimedOut | Waited::Done(Err(Err(LockFail::TimedOut))) => {}
+                Some(r) => return r,
+                None => {}
             }
         }
     }
