@@ -10,7 +10,8 @@ use super::PID_MASK;
 pub(super) struct ProcStat {
     pub(super) state: u8,
     pub(super) start: u64,
-    /// Field 20: the process's thread count.
+    /// Field 20: the process's thread count (unused by the loom models).
+    #[cfg_attr(loom, allow(dead_code))]
     pub(super) threads: u64,
 }
 
