@@ -1225,6 +1225,15 @@ every sleeper woken, and the live ones count themselves again (see
 L<Data::Queue::Shared::Format/SLOTS> for the details). Waiters that are alive are woken as usual
 throughout.
 
+A queue file that another process truncates (C<truncate>, C<ftruncate>,
+or a C<cp> over it) while it is mapped kills every process that then
+touches a page past the new end with C<SIGBUS>, as it does with every
+design that shares memory through a mapped file: the kernel has no page to
+give. Nothing in the queue can check for it first. Keep queue files where
+only their users can write them (see C<$mode> under L</new>). A queue in a
+memfd (L</new_memfd>) is sealed against shrinking and growing
+(C<F_SEAL_SHRINK>, C<F_SEAL_GROW>): a truncate of it fails with C<EPERM>.
+
 The Str queue holds a lock for a few instructions in every operation:
 the back lock for a push, the front lock for a pop, both for
 C<push_front>, C<pop_back>, C<clear> and the lease calls. A process

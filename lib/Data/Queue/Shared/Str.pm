@@ -317,7 +317,9 @@ does not fit, until all are in or the timeout passes. The timeout comes
 first and is required: C<-1> waits as long as it takes, C<0> and C<undef>
 try once (see L<Data::Queue::Shared/COMPATIBILITY>). Returns the number pushed,
 which is less than C<scalar @values> only on timeout. While it sleeps, other
-producers' items may get in between its own.
+producers' items may get in between its own. Its waits for the back lock
+end at the timeout too (a stopped holder, say), not at the handle's
+L</lock_timeout>.
 
 =item pop_multi
 
@@ -619,6 +621,22 @@ holder that is only stopped (C<SIGSTOP>, a debugger) is alive and is never
 taken over; all processes sharing a queue must be in the same pid
 namespace.
 
+A lock word that no queue user wrote (the file scribbled on by a bug or
+another program) is taken over too, as from a dead holder, so that a call
+without a timeout does not wait for ever on it: a word whose process id
+bits are 0 or whose high bit is set (no locker writes those), after one poll
+interval; a word naming the waiting process itself when that process has
+only one thread (it is waiting, so it cannot be holding); and a word naming
+a live process that has not recorded itself as the holder for one second.
+Every holder records its process id and start time next to the word right
+after taking the lock, a few instructions later on the same cache line, so
+a live process named by the word without that record for a second never
+took the lock (pid 1, say, written over the word). The exception is a
+process that is stopped or traced: it could have stopped in those few
+instructions, so it counts as a holder, and only timeouts end a wait for
+it. The Int lease lock (see L<Data::Queue::Shared::Leases>) is judged the
+same way.
+
 =over 4
 
 =item lock_timeout
@@ -635,7 +653,11 @@ timeout is set, those calls set C<$!> to 0 when they fail because the queue
 is full or empty, so C<$!{ETIMEDOUT}> tells the two apart. The default,
 C<undef>, waits as long as the holder lives. The setting belongs to this
 handle in this process (it is not shared, and a child inherits its parent's
-value with the handle); the C<*_wait> calls use their own timeout instead.
+value with the handle); the C<*_wait> calls (C<push_wait_multi> included)
+use their own timeout instead. The lease calls wait for the locks up to the
+lock timeout too, but croak C<... lock timeout> when it passes (see
+L<Data::Queue::Shared::Leases/"LOCK TIMEOUTS">); C<pop_lease_wait> also
+stops at its own timeout, returning an empty list.
 Returns the (new) setting; croaks on a negative or non-numeric value.
 
 Signal handlers do not run while a non-blocking call waits for the lock
