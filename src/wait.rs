@@ -311,6 +311,11 @@ mod budget {
         static NEXT: Cell<usize> = const { Cell::new(0) };
     }
 
+    /// Now, to time a sleep.
+    pub(super) fn now() -> u64 {
+        crate::clock::now_ns()
+    }
+
     /// The budget for the side whose futex word is at `key`.
     pub(super) fn get(key: usize) -> u32 {
         TABLE.with(|t| {
@@ -342,6 +347,12 @@ mod budget {
 
 #[cfg(loom)]
 mod budget {
+    // No clock reading: under loom it would be one more shared atomic in
+    // every model.
+    pub(super) fn now() -> u64 {
+        0
+    }
+
     pub(super) fn get(_key: usize) -> u32 {
         super::SPIN_MAX
     }
@@ -486,7 +497,7 @@ fn block_on_as<R>(
         }
         let first = since.is_none();
         if first {
-            since = Some(crate::clock::now_ns());
+            since = Some(budget::now());
         }
         let epoch = side.announce();
         // SYNC POINT (fenced sides): the heavy half of the barrier after
@@ -522,7 +533,7 @@ fn block_on_as<R>(
             let paid = match (&r, slept) {
                 (Some(_), _) => true,
                 (None, WaitResult::Woken) => {
-                    crate::clock::now_ns().wrapping_sub(since.unwrap_or(0)) < PAYS_NS
+                    budget::now().wrapping_sub(since.unwrap_or(0)) < PAYS_NS
                 }
                 (None, _) => false,
             };
