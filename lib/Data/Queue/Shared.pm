@@ -1034,7 +1034,15 @@ queue one last time and goes to sleep, it announces itself in a waiter
 count, and every push or pop that could unblock it reads that count
 afterwards; so a wake-up is never lost between the look and the sleep. When
 the count is zero, which is the normal case for a busy queue, push and pop
-make no system call at all. In the integer queues a push wakes one
+make no system call at all. Before it announces itself, a waiter looks
+again a few times, spinning, then yielding the CPU, since in a busy
+stream the next item is usually a moment away; how many times adapts to
+what the waits of this thread on this queue found: the looks double
+(up to 128) when the item came during them or soon after the sleep began,
+and halve (down to 4, a few hundred nanoseconds) when the sleep was
+longer. So a worker waiting on an idle or slow queue costs about what a
+process asleep in the kernel costs, and one in a busy stream keeps its
+spin (see L</BENCHMARKS>). In the integer queues a push wakes one
 sleeping consumer, a batch wakes as many as it made possible, and
 L</clear> wakes every producer. The Str queue wakes producers more
 generously; see L<Data::Queue::Shared::Str/WAKE-UPS>.
@@ -1525,6 +1533,22 @@ the MCE row of the same kind of item. The last line is the median, over
 the runs, of our string rate divided by our integer rate in the same run.
 C<DQS_BENCH_SECTION=NON-BLOCKING> (a pattern matched against the section
 titles) runs that section alone.
+
+=item *
+
+A last section, C<IDLE WAIT>, measures what a blocked consumer costs: a
+forked consumer waits in its blocking call while the parent hands it one
+item per millisecond for C<DQS_IDLE_SECS> seconds (default 10, so the
+section takes about a minute per run), and the row is the consumer's own
+CPU time (user and system, from F</proc/self/schedstat>, else C<times>)
+as a percentage of one core. The floor is a consumer asleep in the
+kernel, woken by the same producer: a pipe C<read> and, when installed,
+L<IPC::Msg>'s C<msgrcv>. Our rows are C<pop_wait> of C<Int> and C<Str>;
+the Str row also shows the lock acquisitions per item delivered (the
+change of C<lock_acquired>, the producer's pushes included, so 2.00 is
+one lock per push and one per pop). The L<MCE::Queue> row measures the
+manager waiting in C<dequeue> while one worker enqueues.
+C<DQS_BENCH_SECTION=IDLE> runs it alone.
 
 =item *
 

@@ -455,18 +455,29 @@ multiples of 8, plus wrap waste. 0 when the queue is empty.
 =item lock_acquired
 
 How many times any process has taken one of the queue's two locks, the
-sum of both (a C<push> or C<pop> takes one lock once, so a producer and a
-consumer moving N items take 2N; C<push_front>, C<pop_back>, C<clear>
-and the lease calls take both, counting 2, or more when they found the
-front lock held; a waiting call takes its locks once per attempt, and a
-blocked one that found nothing may take both once more, see
-L</"THE LOCKS">; a non-blocking pop of
-an empty queue, or push to a queue with every slot taken, takes none).
+sum of both: every acquisition counts once, whether the lock was free,
+waited for, or taken over from a dead holder. A C<push> or C<pop> takes
+one lock once, so a producer and a consumer moving N items take 2N;
+C<push_front>, C<pop_back>, C<clear> and the lease calls take both,
+counting 2, or more when they found the front lock held. A non-blocking
+pop of an empty queue, or push to a queue with every slot taken, takes
+none. The blocking calls count the same way: C<pop_wait> and
+C<pop_back_wait> take their locks only when the look without a lock
+shows an item, so a blocked consumer counts one acquisition per item it
+receives (two for C<pop_back_wait>), plus one when, about to sleep, it
+found a producer holding the back lock and waited for it (see
+L</"THE LOCKS">); while it waits with nothing coming it counts none.
+C<push_wait> likewise looks at the slot count without a lock while it
+waits; a push that waits for arena bytes takes the back lock, and the
+front lock once, at each look.
 
 =item lock_contended
 
-How many of those found the lock held by another process and had to spin
-or sleep for it (counted modulo 2**32 for each lock, then summed).
+How many of those acquisitions found the lock held by another process
+(or by a dead one, then taken over) and had to spin or sleep for it
+before taking it (counted modulo 2**32 for each lock, then summed). A
+call that only tries a lock and goes on without it (see L</"THE LOCKS">)
+counts nothing until it takes it.
 C<lock_contended / lock_acquired> tells how much producers get in each
 other's way, and consumers in each other's (a producer and a consumer
 take different locks).
@@ -576,10 +587,11 @@ one C<membarrier> call each, see L<Data::Queue::Shared::Format/"The lock
 words">). A process that finds a lock held spins briefly, since the
 holder only does a few loads and stores and one copy of a string, and
 then sleeps on the futex until the holder wakes it. A blocked C<pop_wait>
-that finds the queue empty looks at the back lock before it sleeps (and,
-if a producer holds it, waits for it once), and a blocked C<push_wait>
-at the front lock, with the back lock let go, so that no push or pop it
-must see can slip past it.
+looks at the two ends' positions without a lock, and takes a lock only
+when they show an item; when they show none it looks at the back lock
+before it believes them and sleeps (and, if a producer holds it, waits
+for it once), and a blocked C<push_wait> at the front lock, with the back
+lock let go, so that no push or pop it must see can slip past it.
 
 So a consumer stopped (C<SIGSTOP>, a debugger) while it holds the front
 lock holds up the other consumers and every call that needs both locks,
