@@ -2,12 +2,12 @@
 //! table write holds the table's robust lock; a takeover repairs first.
 
 use super::{
-    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Point, Table, FREE, HELD,
-    RETURNED, SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Point, Table,
+    FREE, HELD, RETURNED, SCAN_NS, TAKING,
 };
 use crate::futex::Deadline;
 use crate::intq::IntQueue;
-use crate::lock::LockGuard;
+use crate::lock::{LockFail, LockGuard};
 use crate::ring::Element;
 use crate::sync::Ordering;
 use crate::wait::{block_on_fenced, Waited};
@@ -25,6 +25,9 @@ const LOCK_SECS: f64 = 1.0;
 enum Got<T> {
     Item(T, u64),
     Empty,
+    /// The lease lock stayed held until a blocked call's deadline (or this
+    /// slice of it), or a signal came.
+    Locked(LockFail),
 }
 
 impl<T: Element> IntQueue<T> {
@@ -37,13 +40,27 @@ impl<T: Element> IntQueue<T> {
     /// [`LOCK_SECS`] is stopped (or the word was scribbled with a live
     /// pid): then the operation fails with [`LeaseError::LockTimeout`].
     fn lease_lock<'a>(&self, t: &Table<'a>) -> LResult<LockGuard<'a>> {
+        self.lease_lock_until(t, None)
+            .map_err(|_| LeaseError::LockTimeout)
+    }
+
+    /// [`IntQueue::lease_lock`], for a blocked call (`wait`: its deadline,
+    /// or the end of this slice of its wait) also giving up at `wait` or
+    /// on a signal.
+    fn lease_lock_until<'a>(
+        &self,
+        t: &Table<'a>,
+        wait: Option<&Deadline>,
+    ) -> std::result::Result<LockGuard<'a>, LockFail> {
         let (g, got) = LockGuard::acquire_robust(
             &t.head.lock,
             &t.head.lock_owner,
-            || Deadline::after_secs(LOCK_SECS),
-            false,
-        )
-        .map_err(|_| LeaseError::LockTimeout)?;
+            || {
+                let d = Deadline::after_secs(LOCK_SECS);
+                wait.map_or(d, |w| d.earliest(*w))
+            },
+            wait.is_some(),
+        )?;
         if got.recovered {
             self.lease_recover(t);
         }
@@ -103,9 +120,13 @@ impl<T: Element> IntQueue<T> {
 
     /// One `pop_lease`: returned items first (oldest pop first), then the
     /// ring. Wakes consumers for items it returned.
-    fn pop_lease_once(&self, timeout: Option<f64>) -> LResult<Got<T>> {
+    fn pop_lease_once(&self, timeout: Option<f64>, wait: Option<&Deadline>) -> LResult<Got<T>> {
         let t = self.lease_table()?;
-        let g = self.lease_lock(&t)?;
+        let g = match self.lease_lock_until(&t, wait) {
+            Ok(g) => g,
+            Err(_) if wait.is_none() => return Err(LeaseError::LockTimeout),
+            Err(f) => return Ok(Got::Locked(f)),
+        };
         let now = now_ns();
         let mut woke = self.lease_look(&t, now, SCAN_NS);
         let mut forced = false;
@@ -200,8 +221,9 @@ impl<T: Element> IntQueue<T> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pop_lease(&self, timeout: Option<f64>) -> LResult<Option<(T, u64)>> {
-        match self.pop_lease_once(timeout)? {
+        match self.pop_lease_once(timeout, None)? {
             Got::Item(v, l) => Ok(Some((v, l))),
+            Got::Locked(_) => Err(LeaseError::LockTimeout),
             Got::Empty => {
                 self.region()
                     .header()
@@ -215,6 +237,9 @@ impl<T: Element> IntQueue<T> {
     /// [`IntQueue::pop_lease`], sleeping while the queue is empty, until
     /// `deadline`. While leases are open it wakes every 50 ms to look for
     /// dead holders. `Interrupted`: call again with the same deadline.
+    /// Its waits for the lease lock end at `deadline` too (then
+    /// `TimedOut`), or after a second if that comes first (then
+    /// [`LeaseError::LockTimeout`], as for the other lease calls).
     ///
     /// # Errors
     /// As [`IntQueue::pop_lease`].
@@ -231,24 +256,24 @@ impl<T: Element> IntQueue<T> {
                 *deadline
             };
             let w = block_on_fenced(self.consumers(), &slice, || {
-                match self.pop_lease_once(timeout) {
+                match self.pop_lease_once(timeout, Some(&slice)) {
                     Ok(Got::Item(v, l)) => Ok(Ok((v, l))),
                     Ok(Got::Empty) => Err(crate::ring::Miss::Settled),
-                    Err(e) => Ok(Err(e)),
+                    Ok(Got::Locked(f)) => Ok(Err(Err(f))),
+                    Err(e) => Ok(Err(Ok(e))),
                 }
             });
-            match w {
-                Waited::Done(Ok(x)) => return Ok(Waited::Done(x)),
-                Waited::Done(Err(e)) => return Err(e),
-                Waited::Interrupted => return Ok(Waited::Interrupted),
-                Waited::TimedOut if deadline.expired() => {
+            // The lock bound: LOCK_SECS.
+            match slice_outcome(w, &slice, deadline) {
+                Some(Ok(Waited::TimedOut)) => {
                     self.region()
                         .header()
                         .pop_empty
                         .fetch_add(1, Ordering::Relaxed);
                     return Ok(Waited::TimedOut);
                 }
-                Waited::TimedOut => {}
+                Some(r) => return r,
+                None => {}
             }
         }
     }

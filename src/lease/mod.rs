@@ -65,8 +65,9 @@
 
 use std::fmt;
 
+use crate::futex::Deadline;
 use crate::layout::Header;
-use crate::lock::{current_tag, owner_is_dead, Lock};
+use crate::lock::{current_tag, owner_is_dead, Lock, LockFail};
 use crate::region::Region;
 use crate::sync::{AtomicU64, Ordering};
 use crate::testpoint::Point;
@@ -270,6 +271,35 @@ pub(crate) use crate::create_opts::set_create_options;
 pub use crate::create_opts::with_create_options;
 
 pub(crate) use crate::clock::now_ns;
+
+/// What one slice of a `pop_lease_wait` came to, from its `block_on`
+/// result `w` (an attempt gives its item, a lease error `Err(Ok(_))`, or
+/// a failed lock wait `Err(Err(_))`): `None` when the slice ended and the
+/// wait goes on. A lock wait ends at a signal (`Interrupted`), at the
+/// slice's end (then as a timeout of the wait), or at the call's lock
+/// bound first (then [`LeaseError::LockTimeout`], as for the other lease
+/// calls). `Some(Ok(Waited::TimedOut))`: the caller counts the miss.
+pub(crate) fn slice_outcome<X>(
+    w: crate::wait::Waited<std::result::Result<X, std::result::Result<LeaseError, LockFail>>>,
+    slice: &Deadline,
+    deadline: &Deadline,
+) -> Option<std::result::Result<crate::wait::Waited<X>, LeaseError>> {
+    use crate::wait::Waited;
+    match w {
+        Waited::Done(Ok(x)) => Some(Ok(Waited::Done(x))),
+        Waited::Done(Err(Ok(e))) => Some(Err(e)),
+        Waited::Done(Err(Err(LockFail::TimedOut))) if !slice.expired() => {
+            Some(Err(LeaseError::LockTimeout))
+        }
+        Waited::Interrupted | Waited::Done(Err(Err(LockFail::Interrupted))) => {
+            Some(Ok(Waited::Interrupted))
+        }
+        Waited::TimedOut | Waited::Done(Err(Err(LockFail::TimedOut))) if deadline.expired() => {
+            Some(Ok(Waited::TimedOut))
+        }
+        Waited::TimedOut | Waited::Done(Err(Err(LockFail::TimedOut))) => None,
+    }
+}
 
 /// The deadline word for a lease of `timeout` seconds (None, negative or
 /// not a number: no deadline).

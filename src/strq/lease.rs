@@ -14,9 +14,10 @@ use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
 use crate::lease::{
-    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Table, FREE, HELD, RETURNED,
-    RETURNING, SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table, FREE,
+    HELD, RETURNED, RETURNING, SCAN_NS, TAKING,
 };
+use crate::lock::LockFail;
 use crate::sync::Ordering;
 use crate::testpoint::Point;
 use crate::wait::{block_on, Miss, Waited};
@@ -43,6 +44,22 @@ impl StrQueue {
         // Both locks: a lease's return is a push at the front.
         self.locked::<false>(Ends::Both)
             .ok_or(LeaseError::LockTimeout)
+    }
+
+    /// [`StrQueue::lease_locked`] for a blocked call whose wait (or this
+    /// slice of it) ends at `wait`: the locks are waited for until then
+    /// or the lock timeout, whichever is first, and a signal ends the
+    /// wait.
+    fn lease_locked_until(
+        &self,
+        wait: &Deadline,
+    ) -> std::result::Result<Locked<'_, false>, LockFail> {
+        let d = std::cell::OnceCell::new();
+        self.lock_until::<false>(
+            Ends::Both,
+            || *d.get_or_init(|| self.lock_deadline().earliest(*wait)),
+            true,
+        )
     }
 
     /// After a lock takeover, before anything else: settle the dead
@@ -146,7 +163,7 @@ impl StrQueue {
         timeout: Option<f64>,
         out: &mut Vec<u8>,
         settle: Option<&Deadline>,
-    ) -> LResult<Option<(bool, u64)>> {
+    ) -> LResult<std::result::Result<Option<(bool, u64)>, LockFail>> {
         let t = self.lease_table()?;
         out.clear();
         let now = now_ns();
@@ -163,9 +180,15 @@ impl StrQueue {
             && t.in_state_by_seq(RETURNED).is_empty()
             && settle.is_none_or(|d| self.settle_with(true, d).is_ok() && self.looks_empty())
         {
-            return Ok(None);
+            return Ok(Ok(None));
         }
-        let mut l = self.lease_locked()?;
+        let mut l = match settle {
+            None => self.lease_locked()?,
+            Some(d) => match self.lease_locked_until(d) {
+                Ok(l) => l,
+                Err(f) => return Ok(Err(f)),
+            },
+        };
         self.str_lease_look(&t, now, SCAN_NS);
         let mut returning = self.put_back(&t, &mut l);
         if l.count() == 0 && self.str_lease_look(&t, now, SCAN_NS / 20) > 0 {
@@ -180,7 +203,7 @@ impl StrQueue {
         }) = l.read_end(false)
         else {
             self.lease_finish(&t, l, &returning);
-            return Ok(None);
+            return Ok(Ok(None));
         };
         let Some(i) = t.free_record() else {
             self.lease_finish(&t, l, &returning);
@@ -210,7 +233,7 @@ impl StrQueue {
             // `out` could not grow: leave the item where it is.
             t.set(i, gen, FREE);
             self.lease_finish(&t, l, &returning);
-            return Ok(None);
+            return Ok(Ok(None));
         }
         kill_point(Point::LeaseStrPending);
         l.commit();
@@ -226,7 +249,7 @@ impl StrQueue {
                 return Err(LeaseError::Corrupt(e));
             }
         }
-        Ok(Some((utf8, id)))
+        Ok(Ok(Some((utf8, id))))
     }
 
     /// Pop the front item with a lease into `out` (see
@@ -260,7 +283,10 @@ impl StrQueue {
         timeout: Option<f64>,
         out: &mut Vec<u8>,
     ) -> LResult<Option<(bool, u64)>> {
-        let r = self.str_pop_lease_once(timeout, out, None)?;
+        // Without a deadline the locks fail only at the lock timeout.
+        let r = self
+            .str_pop_lease_once(timeout, out, None)?
+            .map_err(|_| LeaseError::LockTimeout)?;
         if r.is_none() {
             self.count_empty();
         }
@@ -270,6 +296,9 @@ impl StrQueue {
     /// [`StrQueue::pop_lease`], sleeping while the queue is empty, until
     /// `deadline`; while leases are open it wakes every 50 ms to look for
     /// dead holders. `Interrupted`: call again with the same deadline.
+    /// Its waits for the locks end at `deadline` too (then `TimedOut`),
+    /// or at the handle's lock timeout if that comes first (then
+    /// [`LeaseError::LockTimeout`], as for the other lease calls).
     ///
     /// # Errors
     /// As [`StrQueue::pop_lease`].
@@ -288,20 +317,20 @@ impl StrQueue {
             };
             let w = block_on(self.consumers(), &slice, || {
                 match self.str_pop_lease_once(timeout, out, Some(&slice)) {
-                    Ok(Some(x)) => Ok(Ok(x)),
-                    Ok(None) => Err(Miss::Settled),
-                    Err(e) => Ok(Err(e)),
+                    Ok(Ok(Some(x))) => Ok(Ok(x)),
+                    Ok(Ok(None)) => Err(Miss::Settled),
+                    Ok(Err(f)) => Ok(Err(Err(f))),
+                    Err(e) => Ok(Err(Ok(e))),
                 }
             });
-            match w {
-                Waited::Done(Ok(x)) => return Ok(Waited::Done(x)),
-                Waited::Done(Err(e)) => return Err(e),
-                Waited::Interrupted => return Ok(Waited::Interrupted),
-                Waited::TimedOut if deadline.expired() => {
+            // The lock bound: the handle's lock timeout.
+            match slice_outcome(w, &slice, deadline) {
+                Some(Ok(Waited::TimedOut)) => {
                     self.count_empty();
                     return Ok(Waited::TimedOut);
                 }
-                Waited::TimedOut => {}
+                Some(r) => return r,
+                None => {}
             }
         }
     }

@@ -214,8 +214,14 @@
 //!
 //! # Waiting
 //!
-//! Blocking calls use [`block_on`] with an attempt that takes the locks
-//! the call needs, tries once and unlocks. A successful push wakes one
+//! Blocking calls use [`block_on_looking`](crate::wait::block_on_looking)
+//! with an attempt that takes the locks the call needs, tries once and
+//! unlocks; the retries before a waiter announces itself only look
+//! without the lock (`looks_empty`, `looks_full`), and `pop_wait`'s
+//! attempt looks first too, taking its locks only when the look shows an
+//! item (an "empty" it believes only after settling, as below), so a
+//! blocked consumer takes about one lock per item it receives, however
+//! long it waits. A successful push wakes one
 //! consumer (one item can satisfy one consumer). A pop frees a slot *and a
 //! variable number of arena bytes*, which may let several blocked
 //! producers in, or none of the first one woken (a big string) while a
@@ -248,9 +254,10 @@
 //! back lock go (so that it never waits for the front lock holding the
 //! back one), then takes the back lock again for its second try. Calls
 //! at the other ends hold both locks and need no settling. A blocked
-//! `pop_lease_wait` answers "empty" from the look without the locks
-//! while its last lease scan is recent; it settles with the back before
-//! it believes that look, and looks again (the loom model
+//! `pop_wait` (either end) answers "empty" from the look without the
+//! locks, and so does `pop_lease_wait` while its last lease scan is
+//! recent; each settles with the back before it believes that look, and
+//! looks again (the loom model
 //! `loom_str_split_blocked_lease_look_settles_with_the_back`; its twin
 //! that believes the look at once loses the wake-up). The loom model
 //! `loom_str_split_blocked_consumer_settles_with_the_back` checks this as

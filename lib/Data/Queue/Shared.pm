@@ -270,7 +270,15 @@ queue one last time and goes to sleep, it announces itself in a waiter
 count, and every push or pop that could unblock it reads that count
 afterwards; so a wake-up is never lost between the look and the sleep. When
 the count is zero, which is the normal case for a busy queue, push and pop
-make no system call at all. In the integer queues a push wakes one
+make no system call at all. Before it announces itself, a waiter looks
+again a few times, spinning, then yielding the CPU, since in a busy
+stream the next item is usually a moment away; how many times adapts to
+what the waits of this thread on this queue found: the looks double
+(up to 128) when the item came during them or soon after the sleep began,
+and halve (down to 4, a few hundred nanoseconds) when the sleep was
+longer. So a worker waiting on an idle or slow queue costs about what a
+process asleep in the kernel costs, and one in a busy stream keeps its
+spin (see L</BENCHMARKS>). In the integer queues a push wakes one
 sleeping consumer, a batch wakes as many as it made possible, and
 L<Data::Queue::Shared::Int/clear> wakes every producer. The Str queue wakes producers more
 generously; see L<Data::Queue::Shared::Str/WAKE-UPS>.
@@ -460,6 +468,15 @@ calls in a row that woke nobody, by any processes, the count is reset and
 every sleeper woken, and the live ones count themselves again (see
 L<Data::Queue::Shared::Format/SLOTS> for the details). Waiters that are alive are woken as usual
 throughout.
+
+A queue file that another process truncates (C<truncate>, C<ftruncate>,
+or a C<cp> over it) while it is mapped kills every process that then
+touches a page past the new end with C<SIGBUS>, as it does with every
+design that shares memory through a mapped file: the kernel has no page to
+give. Nothing in the queue can check for it first. Keep queue files where
+only their users can write them (see C<$mode> under L<Data::Queue::Shared::Int/new>). A queue in a
+memfd (L<Data::Queue::Shared::Int/new_memfd>) is sealed against shrinking and growing
+(C<F_SEAL_SHRINK>, C<F_SEAL_GROW>): a truncate of it fails with C<EPERM>.
 
 The Str queue holds a lock for a few instructions in every operation:
 the back lock for a push, the front lock for a pop, both for
