@@ -49,17 +49,14 @@ Signed 64-bit integers (C<-2**63> to C<2**63 - 1>), 16 bytes per slot.
 
 =item Data::Queue::Shared::Int32
 
-Signed 32-bit integers, 8 bytes per slot. A value outside the range but
-within the signed 64-bit range wraps around the way a C cast to
-C<int32_t> truncates it: C<< 2**32 + 5 >> comes back as C<5>, C<2**31> as
-C<-2147483648>. Beyond 64 bits it croaks, as for Int (see L</push>).
-Described on L<Data::Queue::Shared::Int32>.
+Signed 32-bit integers, 8 bytes per slot; a value outside that range
+wraps around as a C cast to C<int32_t> does (see
+L<Data::Queue::Shared::Int32>).
 
 =item Data::Queue::Shared::Int16
 
-Signed 16-bit integers, 8 bytes per slot, wrapping around like a cast to
-C<int16_t> (C<65537> comes back as C<1>) within the signed 64-bit range,
-as Int32. Described on L<Data::Queue::Shared::Int16>.
+Signed 16-bit integers, 8 bytes per slot, wrapping around as a cast to
+C<int16_t> does (see L<Data::Queue::Shared::Int16>).
 
 =back
 
@@ -744,9 +741,9 @@ rest of its block. Calls through C<< $q->$name >>, C<< $q->can('pop') >>
 or a fully qualified name (C<< $q->Data::Queue::Shared::Int::pop >>) are
 always ordinary calls.
 
-Counted with callgrind (instructions per pair, the loop included, perl 5.36,
-x86_64), an Int push + pop pair through the methods costs about 715
-instructions with it and 1,570 without; a keyword pair about 510.
+An Int push + pop pair costs less than half the instructions with it than
+without, and not much more than a keyword pair (the counts are in
+F<bench/RESULTS.pod>).
 
 =head1 KEYWORDS
 
@@ -823,14 +820,10 @@ keyword is compiled into a single op of its own that checks the handle and
 calls the queue directly: no lookup, no sub call. A keyword call is never inherited or overridden, so a subclass
 that overrides C<push> is not consulted by C<q_int_push>.
 
-Measured with F<bench/keywords.pl> (C<perl -Mblib bench/keywords.pl>,
-medians of 7 interleaved rounds of 1,000,000 push + pop pairs in one
-process, perl 5.36, x86_64), an Int push + pop pair took 69 ns through
-the methods and 26 ns through the keywords: 2.7 times the throughput
-(3.3 times without the cost of the loop itself). Under callgrind the pair
-costs about 1,545 instructions through the methods and 514 through the
-keywords. For Str, where copying the string is a larger share of the
-work, the gain is 1.7 times.
+Measured with F<bench/keywords.pl>, an Int push + pop pair through the
+keywords has about 2.7 times the throughput of the same pair through
+plain method calls; for Str, where copying the string is a larger share
+of the work, about 1.7 times (the numbers are in F<bench/RESULTS.pod>).
 
 =head2 Building
 
