@@ -25,6 +25,18 @@ pub unsafe extern "C" fn dqs_size(q: *const DqsQueue) -> u64 {
     q.queue.len()
 }
 
+/// Whether every slot is taken (a snapshot): items back from leases
+/// that wait outside the slots count in [`dqs_size`] but take no slot.
+///
+/// # Safety
+/// Live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_is_full(q: *const DqsQueue) -> bool {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    q.queue.is_full()
+}
+
 /// Remove every item and wake every blocked producer (Str: and
 /// consumer); returns how many items were removed (they do not count as
 /// pops). On an integer queue a push racing with the clear may survive it.

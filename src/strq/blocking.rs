@@ -165,25 +165,41 @@ impl StrQueue {
         // its own lock is released (the back lock is never taken after
         // the front one), then tries once more; a back pop holds both.
         let ends = Ends::pop(back);
-        let mut take = || {
-            out.clear();
-            match self.lock_until::<true>(ends, || *deadline, true) {
-                Err(f) => Ok(Err(f)),
-                Ok(mut l) => match l.copy_end(back, true, out) {
-                    Some(t) => Ok(Ok((t.utf8, t.packed))),
-                    None => Err(Miss::Settled),
-                },
+        let r = loop {
+            // HOOK(lease): while leases are open, sleep at most 50 ms at a
+            // time and look for dead holders when due, as `pop` does.
+            let slice = if self.leases_busy() {
+                Deadline::after_secs(crate::lease::LOOK_EVERY_SECS).earliest(*deadline)
+            } else {
+                *deadline
+            };
+            let mut take = || {
+                out.clear();
+                if self.leases_busy() {
+                    self.plain_lease_look();
+                }
+                match self.lock_until::<true>(ends, || *deadline, true) {
+                    Err(f) => Ok(Err(f)),
+                    Ok(mut l) => match l.copy_end(back, true, out) {
+                        Some(t) => Ok(Ok((t.utf8, t.packed))),
+                        None => Err(Miss::Settled),
+                    },
+                }
+            };
+            let w = flatten(block_on(self.consumers(), &slice, || match take() {
+                Err(Miss::Settled) if ends == Ends::Front => {
+                    if let Err(f) = self.settle_with(true, deadline) {
+                        return Ok(Err(f));
+                    }
+                    take()
+                }
+                r => r,
+            }));
+            match w {
+                Waited::TimedOut if !deadline.expired() => {}
+                w => break w,
             }
         };
-        let r = flatten(block_on(self.consumers(), deadline, || match take() {
-            Err(Miss::Settled) if ends == Ends::Front => {
-                if let Err(f) = self.settle_with(true, deadline) {
-                    return Ok(Err(f));
-                }
-                take()
-            }
-            r => r,
-        }));
         match r {
             Waited::Done((utf8, packed)) => {
                 self.wake_producers();
