@@ -247,20 +247,7 @@ impl<T: Element> IntQueue<T> {
         if self.leases_busy() {
             return self.pop_busy();
         }
-        match self.try_pop_ring() {
-            Ok(v) => {
-                crate::lock::barrier::light();
-                self.producers().wake(1);
-                Some(v)
-            }
-            Err(_) => {
-                self.region
-                    .header()
-                    .pop_empty
-                    .fetch_add(1, Ordering::Relaxed);
-                None
-            }
-        }
+        self.popped(self.try_pop_ring())
     }
 
     /// `pop` while lease records are in use: returned items first (oldest
@@ -269,7 +256,13 @@ impl<T: Element> IntQueue<T> {
     #[cold]
     #[inline(never)]
     fn pop_busy(&self) -> Option<T> {
-        match self.try_pop_any() {
+        self.popped(self.try_pop_any())
+    }
+
+    /// The end of a `pop`: wake a producer for the slot, or count the miss.
+    #[inline(always)]
+    fn popped(&self, r: std::result::Result<T, crate::ring::Miss>) -> Option<T> {
+        match r {
             Ok(v) => {
                 crate::lock::barrier::light();
                 self.producers().wake(1);

@@ -25,16 +25,17 @@ pub unsafe extern "C" fn dqs_size(q: *const DqsQueue) -> u64 {
     q.queue.len()
 }
 
-/// Whether every slot is taken (a snapshot): items back from leases
-/// that wait outside the slots count in [`dqs_size`] but take no slot.
+/// 1 when every slot is taken, else 0 (a snapshot): items back from
+/// leases that wait outside the slots count in [`dqs_size`] but take no
+/// slot.
 ///
 /// # Safety
 /// Live handle.
 #[no_mangle]
-pub unsafe extern "C" fn dqs_is_full(q: *const DqsQueue) -> bool {
+pub unsafe extern "C" fn dqs_is_full(q: *const DqsQueue) -> std::ffi::c_int {
     // SAFETY: live handle.
     let q = unsafe { &*q };
-    q.queue.is_full()
+    std::ffi::c_int::from(q.queue.is_full())
 }
 
 /// Remove every item and wake every blocked producer (Str: and
