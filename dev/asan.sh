@@ -54,6 +54,13 @@ git ls-files -z --cached --others --exclude-standard \
 # change.
 (cd "$top" && git ls-files --cached --others --exclude-standard | sed -n 's|/[^/]*$||p' | sort -u) \
     | while IFS= read -r d; do touch -r "$top/$d" "$src/$d"; done
+# The copy's first plain build starts from the working tree's: what cargo
+# built of the crates.io dependencies does not depend on where the tree is,
+# so only this crate is compiled again.
+if [ ! -e "$src/target/release" ] && [ -d "$top/target/release" ]; then
+    mkdir -p "$src/target"
+    cp -a --reflink=auto "$top/target/release" "$src/target/release"
+fi
 cd "$src"
 
 triple=$(rustc -vV | sed -n 's/^host: //p')
