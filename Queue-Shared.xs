@@ -1284,7 +1284,7 @@ is_full(q)
     Data::Queue::Shared::Int32::is_full = 1
     Data::Queue::Shared::Int16::is_full = 2
   PPCODE:
-    ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
+    ST(0) = boolSV(dqs_is_full(q));
     XSRETURN(1);
 
 void
@@ -1717,7 +1717,7 @@ void
 is_full(q)
     DqsQueue *q
   PPCODE:
-    ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
+    ST(0) = boolSV(dqs_is_full(q));
     XSRETURN(1);
 
 void

@@ -14,12 +14,16 @@ use crate::wait::{block_on_fenced, Waited};
 
 type LResult<T> = std::result::Result<T, LeaseError>;
 
-/// Longest sleep of a `pop_lease_wait` while leases are open: it wakes to
-/// look for dead holders at least this often.
-const LOOK_EVERY_SECS: f64 = 0.05;
+use super::LOOK_EVERY_SECS;
 
 /// Longest wait for the Int lease lock (see `lease_lock`).
 const LOCK_SECS: f64 = 1.0;
+
+/// Longest wait of a plain pop for the Int lease lock: a live holder
+/// keeps it for microseconds, and a dead one is taken over however short
+/// the wait (the lock's last look); a stopped one must not stall pops
+/// that need no lease.
+const PLAIN_LOCK_SECS: f64 = 0.002;
 
 /// What one `pop_lease` attempt found.
 enum Got<T> {
@@ -40,23 +44,29 @@ impl<T: Element> IntQueue<T> {
     /// [`LOCK_SECS`] is stopped (or the word was scribbled with a live
     /// pid): then the operation fails with [`LeaseError::LockTimeout`].
     fn lease_lock<'a>(&self, t: &Table<'a>) -> LResult<LockGuard<'a>> {
-        self.lease_lock_until(t, None)
+        self.lease_lock_for(t, LOCK_SECS)
+    }
+
+    /// [`IntQueue::lease_lock`], waiting at most `secs` for a live holder.
+    fn lease_lock_for<'a>(&self, t: &Table<'a>, secs: f64) -> LResult<LockGuard<'a>> {
+        self.lease_lock_until(t, secs, None)
             .map_err(|_| LeaseError::LockTimeout)
     }
 
-    /// [`IntQueue::lease_lock`], for a blocked call (`wait`: its deadline,
-    /// or the end of this slice of its wait) also giving up at `wait` or
-    /// on a signal.
+    /// [`IntQueue::lease_lock_for`], for a blocked call (`wait`: its
+    /// deadline, or the end of this slice of its wait) also giving up at
+    /// `wait` or on a signal.
     fn lease_lock_until<'a>(
         &self,
         t: &Table<'a>,
+        secs: f64,
         wait: Option<&Deadline>,
     ) -> std::result::Result<LockGuard<'a>, LockFail> {
         let (g, got) = LockGuard::acquire_robust(
             &t.head.lock,
             &t.head.lock_owner,
             || {
-                let d = Deadline::after_secs(LOCK_SECS);
+                let d = Deadline::after_secs(secs);
                 wait.map_or(d, |w| d.earliest(*w))
             },
             wait.is_some(),
@@ -86,6 +96,7 @@ impl<T: Element> IntQueue<T> {
             }
         }
         self.recount(t);
+        t.recount_busy();
         self.region()
             .header()
             .recoveries
@@ -122,7 +133,7 @@ impl<T: Element> IntQueue<T> {
     /// ring. Wakes consumers for items it returned.
     fn pop_lease_once(&self, timeout: Option<f64>, wait: Option<&Deadline>) -> LResult<Got<T>> {
         let t = self.lease_table()?;
-        let g = match self.lease_lock_until(&t, wait) {
+        let g = match self.lease_lock_until(&t, LOCK_SECS, wait) {
             Ok(g) => g,
             Err(_) if wait.is_none() => return Err(LeaseError::LockTimeout),
             Err(f) => return Ok(Got::Locked(f)),
@@ -145,6 +156,7 @@ impl<T: Element> IntQueue<T> {
             let Some(i) = t.free_record() else {
                 break Err(LeaseError::Full(t.recs.len() as u64));
             };
+            t.busy_ahead();
             let gen = t.begin(i, now, timeout, true);
             let old = t.state(i).0;
             let rec = &t.recs[i];
@@ -184,6 +196,7 @@ impl<T: Element> IntQueue<T> {
                 Err(_) => break Ok(Got::Empty),
             }
         };
+        t.recount_busy();
         drop(g);
         if woke > 0 {
             self.consumers().wake(woke.min(u32::MAX as u64) as u32);
@@ -328,6 +341,7 @@ impl<T: Element> IntQueue<T> {
             Ok(None) => Ok(false),
             Err(e) => Err(e),
         };
+        t.recount_busy();
         drop(g);
         if woke > 0 {
             self.consumers().wake(woke.min(u32::MAX as u64) as u32);
@@ -360,49 +374,85 @@ impl<T: Element> IntQueue<T> {
             return;
         };
         let n = self.lease_look(t, now_ns(), 0);
+        t.recount_busy();
         drop(g);
         if n > 0 {
             self.consumers().wake(n.min(u32::MAX as u64) as u32);
         }
     }
 
-    /// A plain pop's way to the returned items (the header word said there
-    /// are some): the oldest one, or `None` when another pop was faster.
+    /// A plain pop's way to the returned items (the header word said
+    /// there are some, or leases are busy): the oldest one, after a look
+    /// for dead holders if one is due (see [`IntQueue::take_returned`]).
     #[cold]
     #[inline(never)]
-    pub(crate) fn pop_returned(&self) -> Option<T> {
-        let t = Table::of(self.region())?;
-        let g = self.lease_lock(&t).ok()?;
-        let r = match t.in_state_by_seq(RETURNED).first() {
-            Some(&i) => {
-                let (gen, _) = t.state(i);
-                let v = t.recs[i].value.load(Ordering::Relaxed);
-                t.set(i, gen, FREE);
-                t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
-                Some(T::from_i64(v as i64))
-            }
-            None => {
-                self.recount(&t);
-                None
-            }
-        };
-        drop(g);
-        r
+    pub(crate) fn pop_returned(&self, empty: bool) -> Option<T> {
+        let mut v = [T::from_i64(0)];
+        (self.take_returned(&mut v, empty) == 1).then_some(v[0])
     }
 
-    /// `pop` when the ring was empty and the header word says items came
-    /// back from leases: the oldest of them, or none (counted as empty).
+    /// Up to `out.len()` returned items into `out`, oldest pop first; how
+    /// many. Looks for dead holders and passed deadlines first when a
+    /// look is due: every [`SCAN_NS`], or `SCAN_NS / 20` when the caller
+    /// found the ring `empty` (as `pop_lease` does). Takes the lease lock
+    /// only when there is something to do, or when it is held: a leaser
+    /// killed inside `pop_lease` is taken over (and its intent settled)
+    /// before the plain pop goes to the ring, so that the pop cannot take
+    /// the item the dead leaser's record names (see the `lease` docs). A
+    /// live holder is waited for at most [`PLAIN_LOCK_SECS`]. Wakes
+    /// consumers for items it returned and did not take.
     #[cold]
     #[inline(never)]
-    pub(crate) fn pop_returned_or_empty(&self) -> Option<T> {
-        let r = self.pop_returned();
-        if r.is_none() {
-            self.region()
-                .header()
-                .pop_empty
-                .fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn take_returned(&self, out: &mut [T], empty: bool) -> usize {
+        let Some(t) = Table::of(self.region()) else {
+            return 0;
+        };
+        let now = now_ns();
+        let gap = if empty { SCAN_NS / 20 } else { SCAN_NS };
+        let held = t.head.lock.word.load(Ordering::Relaxed) != 0;
+        if out.is_empty() || !(held || self.any_returned() || t.look_due(now, gap)) {
+            return 0;
         }
-        r
+        let Ok(g) = self.lease_lock_for(&t, PLAIN_LOCK_SECS) else {
+            return 0;
+        };
+        let back = self.lease_look(&t, now, gap);
+        let mut n = 0;
+        if t.hdr.lease_returned.load(Ordering::SeqCst) != 0 {
+            for &i in t.in_state_by_seq(RETURNED).iter().take(out.len()) {
+                let (gen, _) = t.state(i);
+                out[n] = T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64);
+                t.set(i, gen, FREE);
+                t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
+                n += 1;
+            }
+            if n == 0 {
+                self.recount(&t);
+            }
+        }
+        t.recount_busy();
+        drop(g);
+        let left = back.saturating_sub(n as u64);
+        if left > 0 {
+            self.consumers().wake(left.min(u32::MAX as u64) as u32);
+        }
+        n
+    }
+
+    /// Whether lease records are in use (held, or returned and waiting):
+    /// the one load a plain pop pays for leases.
+    #[inline(always)]
+    pub(crate) fn leases_busy(&self) -> bool {
+        self.region().header().lease_busy.load(Ordering::Relaxed) != 0
+    }
+
+    /// Returned items waiting (the header word).
+    #[inline]
+    pub(crate) fn returned_waiting(&self) -> u64 {
+        self.region()
+            .header()
+            .lease_returned
+            .load(Ordering::Relaxed)
     }
 
     /// `peek` of an empty ring when items came back from leases: the

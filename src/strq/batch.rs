@@ -248,6 +248,10 @@ impl StrQueue {
         let (out0, items0) = (out.len(), items.len());
         // HOOK(compress): which of the items taken are compressed.
         let mut packed = Vec::new();
+        // HOOK(lease): as in `pop`.
+        if self.leases_busy() {
+            self.plain_lease_look();
+        }
         {
             let Some(mut l) = self.locked::<true>(Ends::Front) else {
                 return Ok(0);

@@ -173,52 +173,70 @@ impl StrQueue {
         // its own lock is released (the back lock is never taken after
         // the front one), then tries once more; a back pop holds both.
         let ends = Ends::pop(back);
-        let mut take = || {
-            out.clear();
-            match self.lock_until::<true>(ends, || *deadline, true) {
-                Err(f) => Ok(Err(f)),
-                Ok(mut l) => match l.copy_end(back, true, out) {
-                    Some(t) => Ok(Ok((t.utf8, t.packed))),
-                    None => Err(Miss::Settled),
-                },
-            }
-        };
-        // An attempt first looks at the side words without a lock (as a
-        // plain pop does), and believes an "empty" only once it has
-        // settled with the back and looked again, as `pop_lease_wait`
-        // does (the loom model
-        // `loom_str_split_blocked_lease_look_settles_with_the_back`); so a
-        // blocked consumer takes a lock only when there is an item to
-        // take, about once per item, and none while it spins (the
-        // retries only look). A locked miss after a look that saw an item
-        // (another consumer was first) settles as before.
-        let attempt = || {
-            let mut settled = false;
-            if self.looks_empty() {
-                if let Err(f) = self.settle_with(true, deadline) {
-                    return Ok(Err(f));
+        let r = loop {
+            // HOOK(lease): while leases are open, sleep at most 50 ms at a
+            // time and look for dead holders when due, as `pop` does.
+            let slice = if self.leases_busy() {
+                Deadline::after_secs(crate::lease::LOOK_EVERY_SECS).earliest(*deadline)
+            } else {
+                *deadline
+            };
+            let mut take = || {
+                out.clear();
+                match self.lock_until::<true>(ends, || *deadline, true) {
+                    Err(f) => Ok(Err(f)),
+                    Ok(mut l) => match l.copy_end(back, true, out) {
+                        Some(t) => Ok(Ok((t.utf8, t.packed))),
+                        None => Err(Miss::Settled),
+                    },
                 }
+            };
+            // An attempt first looks at the side words without a lock (as
+            // a plain pop does), and believes an "empty" only once it has
+            // settled with the back and looked again, as `pop_lease_wait`
+            // does (the loom model
+            // `loom_str_split_blocked_lease_look_settles_with_the_back`);
+            // so a blocked consumer takes a lock only when there is an
+            // item to take, about once per item, and none while it spins
+            // (the retries only look). A locked miss after a look that saw
+            // an item (another consumer was first) settles as before. While
+            // leases are open, a due look for dead holders comes first: it
+            // puts their items back at the front.
+            let attempt = || {
+                if self.leases_busy() {
+                    self.plain_lease_look();
+                }
+                let mut settled = false;
                 if self.looks_empty() {
-                    return Err(Miss::Settled);
-                }
-                settled = true;
-            }
-            match take() {
-                Err(Miss::Settled) if !settled && ends == Ends::Front => {
                     if let Err(f) = self.settle_with(true, deadline) {
                         return Ok(Err(f));
                     }
-                    take()
+                    if self.looks_empty() {
+                        return Err(Miss::Settled);
+                    }
+                    settled = true;
                 }
-                r => r,
+                match take() {
+                    Err(Miss::Settled) if !settled && ends == Ends::Front => {
+                        if let Err(f) = self.settle_with(true, deadline) {
+                            return Ok(Err(f));
+                        }
+                        take()
+                    }
+                    r => r,
+                }
+            };
+            let w = flatten(block_on_looking(
+                self.consumers(),
+                &slice,
+                || self.looks_empty(),
+                attempt,
+            ));
+            match w {
+                Waited::TimedOut if !deadline.expired() => {}
+                w => break w,
             }
         };
-        let r = flatten(block_on_looking(
-            self.consumers(),
-            deadline,
-            || self.looks_empty(),
-            attempt,
-        ));
         match r {
             Waited::Done((utf8, packed)) => {
                 self.wake_producers();

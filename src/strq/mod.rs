@@ -582,9 +582,11 @@ impl StrQueue {
     /// # Examples
     ///
     /// See [`StrQueue::clear`].
+    #[inline(never)]
     pub fn len(&self) -> u64 {
         let (b, f) = self.words();
-        state::span(str_word_pos(b), f.head).min(self.capacity())
+        // HOOK(lease): items back from leases waiting for room count too.
+        state::span(str_word_pos(b), f.head).min(self.capacity()) + self.returned_in_table()
     }
 
     /// The back word and the front state, read without the locks as a
@@ -621,7 +623,8 @@ impl StrQueue {
 
     /// Whether every slot is taken (a snapshot; the arena may fill first).
     pub fn is_full(&self) -> bool {
-        self.len() >= self.capacity()
+        let (b, f) = self.words();
+        state::span(str_word_pos(b), f.head) >= self.capacity()
     }
 
     /// Slot count.
@@ -712,12 +715,31 @@ impl StrQueue {
         let (b, f) = self.snapshot();
         let (fa, fc) = h.str_lock_counters(false);
         let (ba, bc) = h.str_lock_counters(true);
+        // Items back from leases: pushed again at the front (the commit
+        // counts that push), or waiting in the table for room. Each item
+        // counts one push, and its pop no longer counts until it is taken
+        // again: so push_ok - pop_ok is the size.
+        let (back, waiting) = match crate::lease::Table::of(&self.region) {
+            Some(t) => {
+                let s = t.stats();
+                let ended = s
+                    .released
+                    .wrapping_add(s.returned_dead)
+                    .wrapping_add(s.returned_timeout);
+                (ended.wrapping_sub(s.waiting), s.waiting)
+            }
+            None => (0, 0),
+        };
         Stats {
-            size: state::span(b.tail, f.head).min(self.capacity()),
+            size: state::span(b.tail, f.head).min(self.capacity()) + waiting,
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
-            push_ok: b.push_ok.wrapping_add(f.pushes),
-            pop_ok: f.pop_ok.wrapping_add(b.pops),
+            push_ok: b.push_ok.wrapping_add(f.pushes).wrapping_sub(back),
+            pop_ok: f
+                .pop_ok
+                .wrapping_add(b.pops)
+                .wrapping_sub(back)
+                .wrapping_sub(waiting),
             push_full: h.str_push_full().load(Ordering::Relaxed),
             pop_empty: h.str_pop_empty().load(Ordering::Relaxed),
             recoveries: h.str_recoveries.load(Ordering::Relaxed),

@@ -344,7 +344,9 @@ keeps pace with it cannot make it run (and its list grow) for ever.
 
 The number of items in the queue at one instant. With other processes
 working on the queue it is a snapshot that may be stale when you read it;
-it is never negative and never above the capacity.
+it is never negative and never above the capacity, except by the items
+back from leases that wait beside the ring or for room (see
+L<Data::Queue::Shared::Leases/Where returned items go>), which it counts.
 
 =item capacity
 
@@ -391,6 +393,9 @@ leases maps 2432 bytes.
 =item push_ok, pop_ok
 
 Items pushed and popped since the queue was created, by all processes.
+Each item counts once, however often it was leased: an item back from a
+lease (see L<Data::Queue::Shared::Leases/Where returned items go>) is not
+pushed again, and its pop stops counting until it is taken again.
 In the integer queues the items L</clear> removes count as popped (as in
 the C implementation); in a Str queue they do not (see L<Data::Queue::Shared::Str/clear>).
 
