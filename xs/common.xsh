@@ -50,7 +50,7 @@ is_full(q)
     Data::Queue::Shared::Int16::is_full = 2
     Data::Queue::Shared::Str::is_full = 3
   PPCODE:
-    ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
+    ST(0) = boolSV(dqs_is_full(q));
     XSRETURN(1);
 
 void
