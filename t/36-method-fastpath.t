@@ -5,7 +5,7 @@ use Config;
 use File::Temp qw(tempdir);
 use POSIX ();
 
-# The method short cut (fastcall.h) must be invisible: a call compiled where
+# The method short cut (xs/fastcall.h) must be invisible: a call compiled where
 # `use Data::Queue::Shared` is in effect behaves exactly as the same call
 # compiled without it, and takes the short cut only when the invocant is an
 # object of exactly one of our classes whose method is still our XSUB.

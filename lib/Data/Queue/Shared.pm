@@ -30,7 +30,7 @@ sub _keywords {
 
 # `use Data::Queue::Shared;` (and `use` of a class module) lets the XS
 # compile the queue method calls of the lexical scope being compiled to a
-# guarded short cut (see fastcall.h): `$q->push($v)` then costs little more
+# guarded short cut (see xs/fastcall.h): `$q->push($v)` then costs little more
 # than a keyword, with nothing visible changed. `use Data::Queue::Shared ();`
 # loads the classes without it; `no Data::Queue::Shared;` turns it off.
 sub import   { $^H{$METHODS_HINT} = 1; return }

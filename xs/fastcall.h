@@ -1,5 +1,5 @@
 /*
- * Method calls at keyword speed, invisibly (included by Queue-Shared.xs).
+ * Method calls at keyword speed, invisibly.
  *
  * `$q->push($v)` compiles to pushmark, the arguments, a method_named op and
  * an entersub. At run time method_named looks the method up (hashing the
@@ -30,7 +30,7 @@
  * Then PL_op becomes the entersub (so TARG, GIMME_V, croak and caller see
  * what they see on the normal path). push, pop, peek, size, push_front and
  * pop_back with the right number of arguments run in place through the
- * helpers the keyword ops use (Queue-Shared.xs, op_int_push ...), which do
+ * helpers the keyword ops use (ops.h: op_int_push ...), which do
  * what those XSUBs do, croak texts naming the method. Every other call does
  * what pp_entersub does for an XSUB, minus the method lookup and the checks
  * the guard has made: the XSUB runs on the arguments already on the stack, a
@@ -44,6 +44,13 @@
  * pair 1,572 -> 742 instructions, a Str pair of 50 bytes 1,868 -> 990; with
  * the helpers inlined into the pp functions (always_inline) 713 and 980.
  */
+
+#ifndef DQS_XS_FASTCALL_H
+#define DQS_XS_FASTCALL_H
+
+#include <pthread.h>
+
+#include "ops.h"
 
 #define FASTCALL_HINT "Data::Queue::Shared/methods"
 
@@ -322,3 +329,5 @@ fast_boot(pTHX)
     pthread_mutex_unlock(&fast_mutex);
     call_atexit(fast_release, NULL);
 }
+
+#endif /* DQS_XS_FASTCALL_H */

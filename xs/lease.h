@@ -1,9 +1,13 @@
 /*
- * lease_xs.h: the Perl glue of leased pops (pop_lease, ack, release,
- * lease_stats, leases and the constructors' { max_leases, lease_bytes }
- * option hash), included by Queue-Shared.xs. The xsubs themselves are at
- * the end of the Int and Str sections there; these are their helpers.
+ * The Perl glue of leased pops: the constructors' { max_leases, lease_bytes }
+ * option hash, the lease timeout and lease id arguments, and the results
+ * of lease_stats, leases and pop_lease_multi. The XSUBs are in int.xsh,
+ * str.xsh (pop_lease, pop_lease_wait, ack, release, nack) and common.xsh.
  */
+#ifndef DQS_XS_LEASE_H
+#define DQS_XS_LEASE_H
+
+#include "glue.h"
 
 /* Create options from a trailing hash ref: -1 means the default. */
 typedef struct {
@@ -191,3 +195,5 @@ pop_lease_multi_list(pTHX_ SV **sp, SV *self, SV *count_sv, SV *lease_timeout, i
     }
     return sp;
 }
+
+#endif /* DQS_XS_LEASE_H */
