@@ -1284,7 +1284,7 @@ is_full(q)
     Data::Queue::Shared::Int32::is_full = 1
     Data::Queue::Shared::Int16::is_full = 2
   PPCODE:
-    ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
+    ST(0) = boolSV(dqs_is_full(q));
     XSRETURN(1);
 
 void
@@ -1717,7 +1717,7 @@ void
 is_full(q)
     DqsQueue *q
   PPCODE:
-    ST(0) = boolSV(dqs_size(q) >= dqs_capacity(q));
+    ST(0) = boolSV(dqs_is_full(q));
     XSRETURN(1);
 
 void
@@ -1976,17 +1976,24 @@ push_wait_multi(self, timeout, ...)
     DqsError err;
     DqsDeadline dl;
     size_t n = (size_t)(items - 2), done = 0;
-    IV got;
     int rc;
   PPCODE:
     dl = deadline_arg_or(aTHX_ timeout, 0.0, CLASS_STR, cv);
     vals = str_values(aTHX_ &ST(2), items - 2, CLASS_STR, cv, 0, sbuf);
     while (done < n) {
         DqsQueue *q = dqs_self(aTHX_ self, CLASS_STR, cv);
-        got = (IV)dqs_str_push_multi(q, vals + done, n - done, &err);
-        if (got < 0)
+        size_t k = 0;
+        /* Its wait for the back lock ends at the deadline too. */
+        rc = dqs_str_push_multi_until(q, vals + done, n - done, &dl, &k, &err);
+        if (rc == DQS_ERROR)
             croak_err(aTHX_ CLASS_STR, cv, &err);
-        done += (size_t)got;
+        if (rc == DQS_INTERRUPTED) {
+            PERL_ASYNC_CHECK();
+            continue;
+        }
+        if (rc != DQS_DONE)
+            break;
+        done += k;
         if (done == n)
             break;
         rc = dqs_str_push_wait(q, vals[done].ptr, vals[done].len, vals[done].utf8, 0, &dl, &err);

@@ -144,8 +144,10 @@ push_leases(pTHX_ SV **sp, DqsQueue *q)
         hv_stores(hv, "age", newSVnv((NV)v[i].age_ns / 1e9));
         if (v[i].left_ns)
             hv_stores(hv, "left", newSVnv((NV)v[i].left_ns / 1e9));
-        if (dqs_variant(q) == DQS_STR)
+        if (dqs_variant(q) == DQS_STR) {
             hv_stores(hv, "length", newSViv((IV)v[i].value));
+            hv_stores(hv, "stored", newSVuv((UV)v[i].stored));
+        }
         else
             hv_stores(hv, "value", newSViv((IV)v[i].value));
         PUSHs(sv_2mortal(newRV_noinc((SV *)hv)));

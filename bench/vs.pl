@@ -12,6 +12,7 @@ use strict;
 use warnings;
 use POSIX ();
 use Time::HiRes qw(time);
+use Time::HiRes ();
 use File::Temp qw(tempdir);
 
 use Data::Queue::Shared;
@@ -41,6 +42,10 @@ sub have {
     };
 }
 
+# Peers that Debian 12 does not package, so dev/setup cannot install them;
+# their rows stay skipped unless they were installed from CPAN.
+my %CPAN_ONLY = map { $_ => 1 } qw(POSIX::RT::MQ Forks::Queue IPC::Transit);
+
 sub rate { my ($n, $t) = @_; $t > 0 ? $n / $t : 0 }
 
 sub fmt_rate {
@@ -68,7 +73,7 @@ sub section {
     for my $c (@cases) {
         my ($name, $need, $code) = @$c;
         if ($need && !have($need)) {
-            push @skips, [$name, "$need not installed"];
+            push @skips, [$name, "$need not installed" . ($CPAN_ONLY{$need} ? ' (CPAN only)' : '')];
             $c = undef;
         }
         elsif (!ref $code) {
@@ -102,7 +107,7 @@ sub section {
         printf "  %-34s %10s %s\n", $name, fmt_rate($rate{$name}), $ratio;
     }
     push @skips, map { [$_, $failed{$_}] } sort keys %failed;
-    printf "  %-34s %s\n", $_->[0], substr("skipped: $_->[1]", 0, 40) for @skips;
+    printf "  %-34s %s\n", $_->[0], substr("skipped: $_->[1]", 0, 52) for @skips;
     return \%rates;
 }
 
@@ -361,6 +366,7 @@ sub tq_cross {
     my $v = shift;
     my $code = <<'EOC';
 use strict; use warnings; use threads; use Thread::Queue; use Time::HiRes qw(time);
+use Time::HiRes ();
 my ($n, $v) = @ARGV;
 my $q = Thread::Queue->new;
 my $t = time;
@@ -405,6 +411,158 @@ sub transit_cross {
     my $qn = "dqs_bench_x$$";
     cross(sub { IPC::Transit::send(qname => $qn, message => { v => $v }) for 1 .. $_[0] },
         sub { IPC::Transit::receive(qname => $qn) ? 1 : 0 }, small(20000));
+}
+
+# ---- idle waits: what a blocked consumer costs -----------------------------
+
+# A consumer blocked in its wait while a producer hands it one item per
+# millisecond for DQS_IDLE_SECS seconds (default 10): the CPU the waiting
+# process used (its own time on a CPU, user + system, from
+# /proc/self/schedstat, nanoseconds; getrusage through `times` counts
+# 10 ms ticks), as a share of one core. The floor is a consumer asleep in
+# the kernel (a pipe read, msgrcv) woken by the same producer: the cost
+# of a sleep and a wake-up, which is what an idle waiter should approach.
+# For the Str queue, lock acquisitions per item delivered (the change of
+# stats' lock_acquired over the run, producer's pushes included).
+my $IDLE_SECS = $ENV{DQS_IDLE_SECS} // 10;
+$IDLE_SECS =~ /^\d+(?:\.\d+)?$/ && $IDLE_SECS > 0 or die "DQS_IDLE_SECS: not a number of seconds\n";
+
+# CPU time of this process so far, in seconds: schedstat when the kernel
+# keeps it, else `times` (ticks).
+sub cpu_self {
+    if (open my $fh, '<', '/proc/self/schedstat') {
+        my ($ns) = split ' ', scalar <$fh>;
+        return $ns / 1e9 if defined $ns && $ns =~ /^\d+$/;
+    }
+    my ($u, $s) = times;
+    $u + $s;
+}
+
+# Fork a consumer that takes items with $take (false at the end marker)
+# and reports its CPU; the parent calls $give->($i) for i = 1..n, one per
+# millisecond on an absolute schedule, then $give->(0) (the end marker).
+# Returns the consumer's CPU as a percentage of one core.
+sub idle_run {
+    my ($take, $give) = @_;
+    my $n = int($IDLE_SECS * 1000);
+    pipe my $rd, my $wr or die "pipe: $!\n";
+    my $pid = fork // die "fork: $!\n";
+    if (!$pid) {
+        close $rd;
+        my ($c0, $t0) = (cpu_self(), time);
+        my $got = 0;
+        $got++ while $take->();
+        my ($c1, $t1) = (cpu_self(), time);
+        syswrite $wr, sprintf "%d %.9f %.9f\n", $got, $c1 - $c0, $t1 - $t0;
+        POSIX::_exit(0);
+    }
+    close $wr;
+    local $SIG{ALRM} = sub { kill 'KILL', $pid; die "timed out\n" };
+    alarm $IDLE_SECS * 3 + 30;
+    Time::HiRes::sleep(0.2);    # the consumer is asleep before the first item
+    my $start = time;
+    for my $i (1 .. $n) {
+        my $left = $start + $i / 1000 - time;
+        Time::HiRes::sleep($left) if $left > 0;
+        $give->($i);
+    }
+    $give->(0);
+    my $line = <$rd> // '';
+    waitpid $pid, 0;
+    alarm 0;
+    my ($got, $cpu, $wall) = split ' ', $line;
+    die "the consumer took ${\($got // 0)} of $n items\n" unless ($got // 0) == $n;
+    100 * $cpu / $wall;
+}
+
+sub idle_pipe {
+    pipe my $r, my $w or die "pipe: $!\n";
+    my $buf;
+    idle_run(sub { sysread($r, $buf, 8) == 8 && unpack('q', $buf) != 0 },
+        sub { syswrite $w, pack('q', $_[0]) });
+}
+
+sub idle_sysv {
+    my $q = sysv_queue();
+    my $buf;
+    my $r = eval {
+        idle_run(sub { $q->rcv($buf, 64) && $buf ne '0' }, sub { $q->snd(1, "$_[0]") or die "msgsnd: $!\n" });
+    };
+    $q->remove;
+    $r // die $@;
+}
+
+sub idle_ours {
+    my ($class) = @_;
+    my $q = $class->new(undef, 1024);
+    my $str = $class =~ /Str$/;
+    my $acquired = $str ? $q->stats->{lock_acquired} : 0;
+    my $cpu = idle_run(sub { my $v = $q->pop_wait(60); defined $v && $v ne '0' },
+        sub { $q->push($str ? "$_[0]" : $_[0]) or die "push: queue full\n" });
+    return $cpu unless $str;
+    my $items = int($IDLE_SECS * 1000) + 1;
+    [$cpu, ($q->stats->{lock_acquired} - $acquired) / $items];
+}
+
+# The MCE::Queue manager waits in dequeue while one MCE worker enqueues
+# (its producer must be a worker), so this row measures the manager.
+sub idle_mce {
+    my $q = MCE::Queue->new;
+    my $n = int($IDLE_SECS * 1000);
+    my $mce = MCE->new(max_workers => 1, user_func => sub {
+        my $start = time;
+        for my $i (1 .. $n) {
+            my $left = $start + $i / 1000 - time;
+            Time::HiRes::sleep($left) if $left > 0;
+            $q->enqueue($i);
+        }
+    });
+    local $SIG{ALRM} = sub { die "timed out\n" };
+    alarm $IDLE_SECS * 3 + 30;
+    my ($c0, $t0) = (cpu_self(), time);
+    $mce->run(0);
+    my $got = 0;
+    $got++ while $got < $n && defined $q->dequeue;
+    my ($c1, $t1) = (cpu_self(), time);
+    alarm 0;
+    $mce->shutdown;
+    100 * ($c1 - $c0) / ($t1 - $t0);
+}
+
+# Like section(), for these rows: CPU% and, for Str, locks per item.
+sub idle_section {
+    my ($title, @cases) = @_;
+    return if defined $ENV{DQS_BENCH_SECTION} && $title !~ /$ENV{DQS_BENCH_SECTION}/;
+    print "\n$title\n";
+    printf "  %-34s %10s %s\n", '', 'CPU', 'locks/item';
+    my (%cpu, %locks, %failed, @skips);
+    @cases = grep {
+        my ($name, $need) = @$_;
+        ($need && !have($need)) ? do { push @skips, [$name, "$need not installed"]; 0 } : 1;
+    } @cases;
+    for my $run (1 .. $RUNS) {
+        for my $c (@cases) {
+            my ($name, undef, $code) = @$c;
+            next if $failed{$name};
+            my $r = eval { $code->() };
+            if (!defined $r) {
+                ($failed{$name} = $@ || 'unavailable') =~ s/\s+at \S+ line \d+.*//s;
+                $failed{$name} =~ s/\n//g;
+                next;
+            }
+            my ($cpu, $locks) = ref $r ? @$r : ($r);
+            push @{ $cpu{$name} }, $cpu;
+            push @{ $locks{$name} }, $locks if defined $locks;
+        }
+    }
+    for my $c (@cases) {
+        my $name = $c->[0];
+        next unless $cpu{$name};
+        printf "  %-34s %9.2f%% %s\n", $name, median(@{ $cpu{$name} }),
+            $locks{$name} ? sprintf('%10.2f', median(@{ $locks{$name} })) : '';
+    }
+    push @skips, map { [$_, $failed{$_}] } sort keys %failed;
+    printf "  %-34s %s\n", $_->[0], substr("skipped: $_->[1]", 0, 40) for @skips;
 }
 
 # ---- run -------------------------------------------------------------------
@@ -500,3 +658,11 @@ my ($ni, $ns) = @$nb{'Shared::Int', 'Shared::Str (~50B)'};
 if ($ni && $ns && @$ni == @$ns) {
     printf "  %-34s %10.2f\n", 'Shared::Str / Shared::Int', median(map { $ns->[$_] / $ni->[$_] } 0 .. $#$ni);
 }
+
+idle_section("IDLE WAIT (a consumer blocked in its wait, fed 1 item/ms for $IDLE_SECS s: its CPU, one core = 100%)",
+    ['pipe read (kernel sleep, floor)',   undef,       \&idle_pipe],
+    ['IPC::Msg msgrcv (kernel sleep)',    'IPC::Msg',  \&idle_sysv],
+    ['Shared::Int pop_wait',              undef,       sub { idle_ours('Data::Queue::Shared::Int') }],
+    ['Shared::Str pop_wait',              undef,       sub { idle_ours('Data::Queue::Shared::Str') }],
+    ['MCE::Queue dequeue (manager)',      'MCE::Queue', \&idle_mce],
+);

@@ -54,6 +54,16 @@ git ls-files -z --cached --others --exclude-standard \
 # change.
 (cd "$top" && git ls-files --cached --others --exclude-standard | sed -n 's|/[^/]*$||p' | sort -u) \
     | while IFS= read -r d; do touch -r "$top/$d" "$src/$d"; done
+# The copy's first plain build starts from the working tree's: what cargo
+# built of the crates.io dependencies does not depend on where the tree is,
+# so only this crate is compiled again. The copy holds cargo's lock on
+# that directory, so a cargo building there meanwhile (.ci/run runs one
+# beside this script) waits instead of leaving half-written files.
+if [ ! -e "$src/target/release" ] && [ -d "$top/target/release" ]; then
+    mkdir -p "$src/target"
+    flock "$top/target/release/.cargo-lock" \
+        cp -a --reflink=auto "$top/target/release" "$src/target/release"
+fi
 cd "$src"
 
 triple=$(rustc -vV | sed -n 's/^host: //p')

@@ -300,6 +300,18 @@ impl AnyQueue {
         self.len() == 0
     }
 
+    /// Whether every slot is taken (a snapshot): a push would fail. Items
+    /// back from leases that wait outside the slots count in `len` but
+    /// take no slot.
+    pub fn is_full(&self) -> bool {
+        match self {
+            AnyQueue::Int(q) => q.is_full(),
+            AnyQueue::Int32(q) => q.is_full(),
+            AnyQueue::Int16(q) => q.is_full(),
+            AnyQueue::Str(q) => q.is_full(),
+        }
+    }
+
     /// Slot count.
     pub fn capacity(&self) -> u64 {
         self.geometry().capacity
@@ -476,7 +488,7 @@ impl AnyQueue {
             "seq",
             "age",
             "left",
-            if str_q { "bytes" } else { "value" }
+            if str_q { "bytes     stored" } else { "value" }
         );
         for l in self.leases() {
             let left = if l.left_ns == 0 {
@@ -492,7 +504,11 @@ impl AnyQueue {
                 l.seq,
                 format!("{:.3}s", l.age_ns as f64 / 1e9),
                 left,
-                l.value
+                if str_q {
+                    format!("{:<9} {}", l.value, l.stored)
+                } else {
+                    l.value.to_string()
+                }
             ));
         }
         o

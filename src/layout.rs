@@ -217,8 +217,12 @@ pub struct Header {
     pub str_front_contended: AtomicU32,
     /// Str: the same for the back lock.
     pub str_back_contended: AtomicU32,
-    /// Zero; reserved (format 6: the Str lock holder's tag).
-    pub str_spare: AtomicU64,
+    /// Lease records not free (held, being taken, or returned and
+    /// waiting), kept by every lease operation under the table's lock:
+    /// the one word a plain pop reads for leases (see the `lease`
+    /// module). On this line because every pop reads it anyway (the
+    /// waiter words). Zero in a file that never had a lease open.
+    pub lease_busy: AtomicU64,
 
     // ---- line 4: Str compression counters (format 5) ----
     /// Str: items stored compressed, ever. Written under the lock (load +
@@ -407,7 +411,7 @@ const _: () = {
     assert!(std::mem::offset_of!(Header, str_recoveries) == 232);
     assert!(std::mem::offset_of!(Header, str_front_contended) == 240);
     assert!(std::mem::offset_of!(Header, str_back_contended) == 244);
-    assert!(std::mem::offset_of!(Header, str_spare) == 248);
+    assert!(std::mem::offset_of!(Header, lease_busy) == 248);
     assert!(std::mem::offset_of!(Header, str_back_acquired) == 304);
     assert!(std::mem::offset_of!(Header, compressed) == 256);
     assert!(std::mem::offset_of!(Header, compressed_saved) == 264);

@@ -62,6 +62,27 @@
 //! comes within a microsecond. Retrying is safe here because the waiter
 //! has not announced itself yet; the announce-and-recheck below is
 //! unchanged.
+//!
+//! # Spinning only while it pays
+//!
+//! Retrying costs CPU for nothing when the other side is idle: with the
+//! full budget (64 spin hints and 64 yields) a consumer fed one item per
+//! millisecond used about 8% of a core. So the budget adapts, per waiting
+//! thread and per side (a small thread-local table keyed by the futex
+//! word's address; private memory, nothing shared). Every wait whose
+//! retries ran out is judged once, at its first announcement: when the
+//! item came before the sleep or within [`PAYS_NS`] of it, a longer spin
+//! would have caught it, and the budget doubles (up to the full
+//! [`SPIN_MAX`]); when the sleep was longer, ended at the deadline or
+//! by a signal, spinning did not pay and the budget halves (down to
+//! [`SPIN_MIN`] spin hints, a few hundred nanoseconds). A wait whose
+//! retries caught the item doubles it too. So a worker waiting on an idle
+//! queue settles within a few items to sleeping almost at once (then its
+//! CPU is the kernel's sleep and wake-up, see bench/RESULTS.pod), and one
+//! in a stream where the item comes within microseconds keeps the full
+//! budget. The budget only decides how often a waiter looks before it
+//! announces itself; the protocol after that is the same whatever it is.
+//! Under loom it is the full budget always (the models count the looks).
 
 use crate::futex::{self, Deadline, WaitResult};
 use crate::sync::{sleep_micros, spin_hint, yield_now, AtomicU32, Ordering};
@@ -254,9 +275,107 @@ impl Side<'_> {
 /// sharing our CPU run), before announcing and sleeping: at most a few tens
 /// of microseconds of CPU per wait. Measured with bench/vs.pl on that
 /// machine, quiet, medians of three: cross-process SPSC integers went from
-/// about 3M/s to 6M/s and ~50-byte strings from 2.8M/s to 5M/s.
+/// about 3M/s to 6M/s and ~50-byte strings from 2.8M/s to 5M/s. This is
+/// the full budget; the budget in force adapts between [`SPIN_MIN`] and
+/// [`SPIN_MAX`] (see "Spinning only while it pays" in the module docs).
 const SETTLED_SPINS: u32 = 64;
 const SETTLED_YIELDS: u32 = 64;
+
+/// The full retry budget: every spin hint and every yield.
+pub const SPIN_MAX: u32 = SETTLED_SPINS + SETTLED_YIELDS;
+
+/// The least retry budget: a few spin hints (about 100 ns), so that a
+/// waiter whose budget fell can still catch an item that is a moment
+/// away, and grow its budget again.
+pub const SPIN_MIN: u32 = 4;
+
+/// A sleep shorter than this (from the announcement to the wake-up) means
+/// spinning would have paid: about what the full budget's 64 yields take
+/// on the development machine, and several times what a sleep and a
+/// wake-up cost the two sides.
+pub const PAYS_NS: u64 = 50_000;
+
+/// The adaptive retry budget of the calling thread for one side (see
+/// "Spinning only while it pays"): a table of a few sides, keyed by the
+/// address of the side's futex word, the oldest entry replaced by a new
+/// side at the full budget.
+#[cfg(not(loom))]
+mod budget {
+    use std::cell::Cell;
+
+    /// Sides remembered per thread (a thread waits on few queues).
+    const SLOTS: usize = 4;
+
+    thread_local! {
+        static TABLE: Cell<[(usize, u32); SLOTS]> = const { Cell::new([(0, 0); SLOTS]) };
+        static NEXT: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Now, to time a sleep.
+    pub(super) fn now() -> u64 {
+        crate::clock::now_ns()
+    }
+
+    /// The budget for the side whose futex word is at `key`.
+    pub(super) fn get(key: usize) -> u32 {
+        TABLE.with(|t| {
+            let table = t.get();
+            match table.iter().find(|e| e.0 == key) {
+                Some(e) => e.1,
+                None => super::SPIN_MAX,
+            }
+        })
+    }
+
+    /// Set the budget for the side whose futex word is at `key`.
+    pub(super) fn set(key: usize, budget: u32) {
+        TABLE.with(|t| {
+            let mut table = t.get();
+            let i = match table.iter().position(|e| e.0 == key) {
+                Some(i) => i,
+                None => NEXT.with(|n| {
+                    let i = n.get();
+                    n.set((i + 1) % SLOTS);
+                    i
+                }),
+            };
+            table[i] = (key, budget);
+            t.set(table);
+        });
+    }
+}
+
+#[cfg(loom)]
+mod budget {
+    // No clock reading: under loom it would be one more shared atomic in
+    // every model.
+    pub(super) fn now() -> u64 {
+        0
+    }
+
+    pub(super) fn get(_key: usize) -> u32 {
+        super::SPIN_MAX
+    }
+
+    pub(super) fn set(_key: usize, _budget: u32) {}
+}
+
+/// This thread's retry budget for `side`.
+pub fn spin_budget(side: Side<'_>) -> u32 {
+    budget::get(side.futex as *const AtomicU32 as usize)
+}
+
+/// Judge one wait: `paid` when spinning longer would have caught the item.
+fn judge(side: Side<'_>, budget: u32, paid: bool) {
+    let next = if paid {
+        budget.saturating_mul(2).min(SPIN_MAX)
+    } else {
+        (budget / 2).max(SPIN_MIN)
+    };
+    if next != budget {
+        budget::set(side.futex as *const AtomicU32 as usize, next);
+    }
+}
 
 /// Back-off for the short claimed-but-unpublished window.
 pub(crate) struct Backoff(u32);
@@ -286,7 +405,23 @@ pub fn block_on<R>(
     deadline: &Deadline,
     attempt: impl FnMut() -> Result<R, Miss>,
 ) -> Waited<R> {
-    block_on_as(side, deadline, false, attempt)
+    block_on_as(side, deadline, false, || false, attempt)
+}
+
+/// [`block_on`] with a cheap look for the retries before the waiter
+/// announces itself: while `looks_missing` says the item (or the room) is
+/// still missing, the retries only look, and `attempt` runs again when the
+/// look says otherwise or the budget has run out. The look needs no
+/// ordering (a wrong answer costs a retry or an attempt); `attempt` alone
+/// decides, before and after the announcement. For the Str queue, whose
+/// attempt takes a lock: a waiter then takes none while it spins.
+pub fn block_on_looking<R>(
+    side: Side<'_>,
+    deadline: &Deadline,
+    looks_missing: impl FnMut() -> bool,
+    attempt: impl FnMut() -> Result<R, Miss>,
+) -> Waited<R> {
+    block_on_as(side, deadline, false, looks_missing, attempt)
 }
 
 /// [`block_on`] for a side whose wakers finish with plain stores and the
@@ -299,20 +434,33 @@ pub fn block_on_fenced<R>(
     deadline: &Deadline,
     attempt: impl FnMut() -> Result<R, Miss>,
 ) -> Waited<R> {
-    block_on_as(side, deadline, true, attempt)
+    block_on_as(side, deadline, true, || false, attempt)
 }
 
 fn block_on_as<R>(
     side: Side<'_>,
     deadline: &Deadline,
     heavy: bool,
+    mut looks_missing: impl FnMut() -> bool,
     mut attempt: impl FnMut() -> Result<R, Miss>,
 ) -> Waited<R> {
     let mut backoff = Backoff::new();
     let mut settled = 0u32;
+    // Read at the first settled miss; judged once, when the retries ran
+    // out (`since` is then when this wait announced itself first) or
+    // caught the item.
+    let mut budget = None;
+    let mut since = None;
     loop {
         match attempt() {
-            Ok(r) => return Waited::Done(r),
+            Ok(r) => {
+                if let (Some(b), None) = (budget, since) {
+                    if settled > 0 {
+                        judge(side, b, true);
+                    }
+                }
+                return Waited::Done(r);
+            }
             Err(Miss::InFlight) => {
                 if deadline.expired() {
                     return Waited::TimedOut;
@@ -332,14 +480,24 @@ fn block_on_as<R>(
         if deadline.expired() {
             return Waited::TimedOut;
         }
-        if settled < SETTLED_SPINS + SETTLED_YIELDS {
-            if settled < SETTLED_SPINS {
-                spin_hint();
-            } else {
-                yield_now();
+        let b = *budget.get_or_insert_with(|| spin_budget(side));
+        if settled < b {
+            loop {
+                if settled < SETTLED_SPINS {
+                    spin_hint();
+                } else {
+                    yield_now();
+                }
+                settled += 1;
+                if settled >= b || !looks_missing() {
+                    break;
+                }
             }
-            settled += 1;
             continue;
+        }
+        let first = since.is_none();
+        if first {
+            since = Some(budget::now());
         }
         let epoch = side.announce();
         // SYNC POINT (fenced sides): the heavy half of the barrier after
@@ -368,6 +526,19 @@ fn block_on_as<R>(
             WaitResult::Woken
         };
         side.withdraw(epoch);
+        if first {
+            // Spinning would have paid if the item came before the sleep
+            // or soon after it; not if the wait slept long, ran out or
+            // was interrupted.
+            let paid = match (&r, slept) {
+                (Some(_), _) => true,
+                (None, WaitResult::Woken) => {
+                    budget::now().wrapping_sub(since.unwrap_or(0)) < PAYS_NS
+                }
+                (None, _) => false,
+            };
+            judge(side, budget.unwrap_or(SPIN_MAX), paid);
+        }
         match r {
             Some(Ok(v)) => return Waited::Done(v),
             Some(Err(())) => {

@@ -102,8 +102,11 @@ for my $class (@INT_CLASSES) {
         subtest "$class: timeout $how waits until woken" => sub {
             my $q = $class->new(undef, 2);
 
-            my $pid = later($D, sub { $q->push(5) or die "push\n" });
+            # t0 before the fork: the child sleeps $D from its own start, so
+            # the wait cannot end sooner than $D after t0 however late the
+            # parent runs again.
             my $t0 = now();
+            my $pid = later($D, sub { $q->push(5) or die "push\n" });
             my $v = $q->pop_wait(@t);
             my $dt = now() - $t0;
             is($v, 5, "pop_wait($how) returns the item pushed later");
@@ -111,8 +114,8 @@ for my $class (@INT_CLASSES) {
             reap_ok($pid);
 
             $q->push_multi(1, 2);
-            $pid = later($D, sub { my $x = $q->pop; defined $x && $x == 1 or die "pop\n" });
             $t0 = now();
+            $pid = later($D, sub { my $x = $q->pop; defined $x && $x == 1 or die "pop\n" });
             ok($q->push_wait(3, @t), "push_wait(v, $how) succeeds once a slot frees");
             ok(now() - $t0 >= 0.8 * $D, 'it really waited for the slot');
             reap_ok($pid);

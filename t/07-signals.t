@@ -39,10 +39,10 @@ for my $class (@INT_CLASSES) {
     };
 
     subtest "$class: repeated signals during one wait" => sub {
-        my ($hits, $v, $dt) = signalled_wait(sub { $q->pop_wait(0.4) }, 50_000, 50_000);    # every 50 ms
+        my ($hits, $v, $dt) = signalled_wait(sub { $q->pop_wait(2) }, 50_000, 50_000);    # every 50 ms
         ok($hits >= 2, "the handler ran on every signal ($hits times)");
         is($v, undef, 'timed out');
-        between_ok($dt, 0.32, 5, 'deadline kept across many interruptions');
+        between_ok($dt, 1.6, 8, 'deadline kept across many interruptions');
     };
 
     subtest "$class: handlers run during push_wait, pop_wait_multi, push_wait_multi" => sub {

@@ -1,7 +1,7 @@
 # Scribbled lease tables (hostile input): random bytes over the lease
 # records and the Str lease data area of queues holding leases (the Int
-# lease lock's two words are left alone: a lock word naming a live process
-# is a live holder, as for the Str lock). Every lease call and plain pop
+# lease lock's two words are left alone: t/76-hostile-locks.t overwrites
+# lock words on purpose). Every lease call and plain pop
 # afterwards must return or croak with a clean message naming the method,
 # never crash or hang; run in a child so that a crash shows.
 use strict;

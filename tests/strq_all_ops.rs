@@ -144,7 +144,9 @@ fn every_operation_at_once_with_clear_and_leases() {
                     }
                 }
                 let s = q.stats();
-                assert!(s.size <= 8 && s.arena_used <= 4096, "{s:?}");
+                // The size counts items back from leases that wait in
+                // the lease table (64 records) for room.
+                assert!(s.size <= 8 + 64 && s.arena_used <= 4096, "{s:?}");
             }
             received.lock().unwrap().extend(got);
         }));

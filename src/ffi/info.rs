@@ -25,6 +25,19 @@ pub unsafe extern "C" fn dqs_size(q: *const DqsQueue) -> u64 {
     q.queue.len()
 }
 
+/// 1 when every slot is taken, else 0 (a snapshot): items back from
+/// leases that wait outside the slots count in [`dqs_size`] but take no
+/// slot.
+///
+/// # Safety
+/// Live handle.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_is_full(q: *const DqsQueue) -> std::ffi::c_int {
+    // SAFETY: live handle.
+    let q = unsafe { &*q };
+    std::ffi::c_int::from(q.queue.is_full())
+}
+
 /// Remove every item and wake every blocked producer (Str: and
 /// consumer); returns how many items were removed (they do not count as
 /// pops). On an integer queue a push racing with the clear may survive it.

@@ -203,6 +203,47 @@ pub unsafe extern "C" fn dqs_str_push_multi(
     }
 }
 
+/// `dqs_str_push_multi()` for a blocked batch (`push_wait_multi`): the
+/// wait for the lock ends at `*deadline` or at a signal instead of at the
+/// handle's lock timeout. `DQS_DONE` with `*done` set to how many were
+/// pushed, `DQS_NONE` (the deadline passed with the lock held),
+/// `DQS_INTERRUPTED`, or `DQS_ERROR` (an item can never fit; nothing
+/// pushed).
+///
+/// # Safety
+/// As `dqs_str_push_multi()`; `deadline` valid; `done` writable.
+#[no_mangle]
+pub unsafe extern "C" fn dqs_str_push_multi_until(
+    q: *const DqsQueue,
+    items: *const DqsStrItem,
+    n: usize,
+    deadline: *const Deadline,
+    done: *mut usize,
+    err: *mut DqsError,
+) -> c_int {
+    // SAFETY: live handle, valid deadline.
+    let (q, d) = unsafe { (&*q, &*deadline) };
+    let Some(sq) = str_queue(q) else {
+        return DQS_NONE;
+    };
+    let items: &[DqsStrItem] = if n == 0 {
+        &[]
+    } else {
+        // SAFETY: `items` holds `n` entries.
+        unsafe { std::slice::from_raw_parts(items, n) }
+    };
+    // SAFETY: each entry's bytes are readable per the contract.
+    let item = |it: &DqsStrItem| (unsafe { bytes(it.ptr, it.len) }, it.utf8 != 0);
+    match sq.push_multi_iter_until(items.iter().map(item), d) {
+        // SAFETY: `done` is writable per the contract.
+        Ok(w) => status(w, |k| unsafe { done.write(k) }),
+        Err(e) => {
+            set_error(err, &e);
+            DQS_ERROR
+        }
+    }
+}
+
 pub(super) fn one_item(sc: &mut Scratch, utf8: bool, out: *mut DqsStrItem) {
     let item = DqsStrItem {
         ptr: sc.bytes.as_ptr(),

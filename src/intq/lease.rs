@@ -5,10 +5,10 @@
 use super::IntQueue;
 use crate::futex::Deadline;
 use crate::lease::{
-    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Table, FREE, HELD, RETURNED,
-    SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table, FREE,
+    HELD, LOOK_EVERY_SECS, RETURNED, SCAN_NS, TAKING,
 };
-use crate::lock::LockGuard;
+use crate::lock::{LockFail, LockGuard};
 use crate::ring::Element;
 use crate::sync::Ordering;
 use crate::testpoint::Point;
@@ -16,17 +16,22 @@ use crate::wait::{block_on_fenced, Waited};
 
 type LResult<T> = std::result::Result<T, LeaseError>;
 
-/// Longest sleep of a `pop_lease_wait` while leases are open: it wakes to
-/// look for dead holders at least this often.
-const LOOK_EVERY_SECS: f64 = 0.05;
-
 /// Longest wait for the Int lease lock (see `lease_lock`).
 const LOCK_SECS: f64 = 1.0;
+
+/// Longest wait of a plain pop for the Int lease lock: a live holder
+/// keeps it for microseconds, and a dead one is taken over however short
+/// the wait (the lock's last look); a stopped one must not stall pops
+/// that need no lease.
+const PLAIN_LOCK_SECS: f64 = 0.002;
 
 /// What one `pop_lease` attempt found.
 enum Got<T> {
     Item(T, u64),
     Empty,
+    /// The lease lock stayed held until a blocked call's deadline (or this
+    /// slice of it), or a signal came.
+    Locked(LockFail),
 }
 
 impl<T: Element> IntQueue<T> {
@@ -39,13 +44,33 @@ impl<T: Element> IntQueue<T> {
     /// [`LOCK_SECS`] is stopped (or the word was scribbled with a live
     /// pid): then the operation fails with [`LeaseError::LockTimeout`].
     fn lease_lock<'a>(&self, t: &Table<'a>) -> LResult<LockGuard<'a>> {
+        self.lease_lock_for(t, LOCK_SECS)
+    }
+
+    /// [`IntQueue::lease_lock`], waiting at most `secs` for a live holder.
+    fn lease_lock_for<'a>(&self, t: &Table<'a>, secs: f64) -> LResult<LockGuard<'a>> {
+        self.lease_lock_until(t, secs, None)
+            .map_err(|_| LeaseError::LockTimeout)
+    }
+
+    /// [`IntQueue::lease_lock_for`], for a blocked call (`wait`: its
+    /// deadline, or the end of this slice of its wait) also giving up at
+    /// `wait` or on a signal.
+    fn lease_lock_until<'a>(
+        &self,
+        t: &Table<'a>,
+        secs: f64,
+        wait: Option<&Deadline>,
+    ) -> std::result::Result<LockGuard<'a>, LockFail> {
         let (g, got) = LockGuard::acquire_robust(
             &t.head.lock,
             &t.head.lock_owner,
-            || Deadline::after_secs(LOCK_SECS),
-            false,
-        )
-        .map_err(|_| LeaseError::LockTimeout)?;
+            || {
+                let d = Deadline::after_secs(secs);
+                wait.map_or(d, |w| d.earliest(*w))
+            },
+            wait.is_some(),
+        )?;
         if got.recovered {
             self.lease_recover(t);
         }
@@ -71,6 +96,7 @@ impl<T: Element> IntQueue<T> {
             }
         }
         self.recount(t);
+        t.recount_busy();
         self.region()
             .header()
             .recoveries
@@ -105,9 +131,13 @@ impl<T: Element> IntQueue<T> {
 
     /// One `pop_lease`: returned items first (oldest pop first), then the
     /// ring. Wakes consumers for items it returned.
-    fn pop_lease_once(&self, timeout: Option<f64>) -> LResult<Got<T>> {
+    fn pop_lease_once(&self, timeout: Option<f64>, wait: Option<&Deadline>) -> LResult<Got<T>> {
         let t = self.lease_table()?;
-        let g = self.lease_lock(&t)?;
+        let g = match self.lease_lock_until(&t, LOCK_SECS, wait) {
+            Ok(g) => g,
+            Err(_) if wait.is_none() => return Err(LeaseError::LockTimeout),
+            Err(f) => return Ok(Got::Locked(f)),
+        };
         let now = now_ns();
         let mut woke = self.lease_look(&t, now, SCAN_NS);
         let mut forced = false;
@@ -126,6 +156,7 @@ impl<T: Element> IntQueue<T> {
             let Some(i) = t.free_record() else {
                 break Err(LeaseError::Full(t.recs.len() as u64));
             };
+            t.busy_ahead();
             let gen = t.begin(i, now, timeout, true);
             let old = t.state(i).0;
             let rec = &t.recs[i];
@@ -165,6 +196,7 @@ impl<T: Element> IntQueue<T> {
                 Err(_) => break Ok(Got::Empty),
             }
         };
+        t.recount_busy();
         drop(g);
         if woke > 0 {
             self.consumers().wake(woke.min(u32::MAX as u64) as u32);
@@ -202,8 +234,9 @@ impl<T: Element> IntQueue<T> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pop_lease(&self, timeout: Option<f64>) -> LResult<Option<(T, u64)>> {
-        match self.pop_lease_once(timeout)? {
+        match self.pop_lease_once(timeout, None)? {
             Got::Item(v, l) => Ok(Some((v, l))),
+            Got::Locked(_) => Err(LeaseError::LockTimeout),
             Got::Empty => {
                 self.region()
                     .header()
@@ -217,6 +250,9 @@ impl<T: Element> IntQueue<T> {
     /// [`IntQueue::pop_lease`], sleeping while the queue is empty, until
     /// `deadline`. While leases are open it wakes every 50 ms to look for
     /// dead holders. `Interrupted`: call again with the same deadline.
+    /// Its waits for the lease lock end at `deadline` too (then
+    /// `TimedOut`), or after a second if that comes first (then
+    /// [`LeaseError::LockTimeout`], as for the other lease calls).
     ///
     /// # Errors
     /// As [`IntQueue::pop_lease`].
@@ -233,24 +269,24 @@ impl<T: Element> IntQueue<T> {
                 *deadline
             };
             let w = block_on_fenced(self.consumers(), &slice, || {
-                match self.pop_lease_once(timeout) {
+                match self.pop_lease_once(timeout, Some(&slice)) {
                     Ok(Got::Item(v, l)) => Ok(Ok((v, l))),
                     Ok(Got::Empty) => Err(crate::ring::Miss::Settled),
-                    Err(e) => Ok(Err(e)),
+                    Ok(Got::Locked(f)) => Ok(Err(Err(f))),
+                    Err(e) => Ok(Err(Ok(e))),
                 }
             });
-            match w {
-                Waited::Done(Ok(x)) => return Ok(Waited::Done(x)),
-                Waited::Done(Err(e)) => return Err(e),
-                Waited::Interrupted => return Ok(Waited::Interrupted),
-                Waited::TimedOut if deadline.expired() => {
+            // The lock bound: LOCK_SECS.
+            match slice_outcome(w, &slice, deadline) {
+                Some(Ok(Waited::TimedOut)) => {
                     self.region()
                         .header()
                         .pop_empty
                         .fetch_add(1, Ordering::Relaxed);
                     return Ok(Waited::TimedOut);
                 }
-                Waited::TimedOut => {}
+                Some(r) => return r,
+                None => {}
             }
         }
     }
@@ -305,6 +341,7 @@ impl<T: Element> IntQueue<T> {
             Ok(None) => Ok(false),
             Err(e) => Err(e),
         };
+        t.recount_busy();
         drop(g);
         if woke > 0 {
             self.consumers().wake(woke.min(u32::MAX as u64) as u32);
@@ -337,49 +374,85 @@ impl<T: Element> IntQueue<T> {
             return;
         };
         let n = self.lease_look(t, now_ns(), 0);
+        t.recount_busy();
         drop(g);
         if n > 0 {
             self.consumers().wake(n.min(u32::MAX as u64) as u32);
         }
     }
 
-    /// A plain pop's way to the returned items (the header word said there
-    /// are some): the oldest one, or `None` when another pop was faster.
+    /// A plain pop's way to the returned items (the header word said
+    /// there are some, or leases are busy): the oldest one, after a look
+    /// for dead holders if one is due (see [`IntQueue::take_returned`]).
     #[cold]
     #[inline(never)]
-    pub(crate) fn pop_returned(&self) -> Option<T> {
-        let t = Table::of(self.region())?;
-        let g = self.lease_lock(&t).ok()?;
-        let r = match t.in_state_by_seq(RETURNED).first() {
-            Some(&i) => {
-                let (gen, _) = t.state(i);
-                let v = t.recs[i].value.load(Ordering::Relaxed);
-                t.set(i, gen, FREE);
-                t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
-                Some(T::from_i64(v as i64))
-            }
-            None => {
-                self.recount(&t);
-                None
-            }
-        };
-        drop(g);
-        r
+    pub(crate) fn pop_returned(&self, empty: bool) -> Option<T> {
+        let mut v = [T::from_i64(0)];
+        (self.take_returned(&mut v, empty) == 1).then_some(v[0])
     }
 
-    /// `pop` when the ring was empty and the header word says items came
-    /// back from leases: the oldest of them, or none (counted as empty).
+    /// Up to `out.len()` returned items into `out`, oldest pop first; how
+    /// many. Looks for dead holders and passed deadlines first when a
+    /// look is due: every [`SCAN_NS`], or `SCAN_NS / 20` when the caller
+    /// found the ring `empty` (as `pop_lease` does). Takes the lease lock
+    /// only when there is something to do, or when it is held: a leaser
+    /// killed inside `pop_lease` is taken over (and its intent settled)
+    /// before the plain pop goes to the ring, so that the pop cannot take
+    /// the item the dead leaser's record names (see the `lease` docs). A
+    /// live holder is waited for at most [`PLAIN_LOCK_SECS`]. Wakes
+    /// consumers for items it returned and did not take.
     #[cold]
     #[inline(never)]
-    pub(crate) fn pop_returned_or_empty(&self) -> Option<T> {
-        let r = self.pop_returned();
-        if r.is_none() {
-            self.region()
-                .header()
-                .pop_empty
-                .fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn take_returned(&self, out: &mut [T], empty: bool) -> usize {
+        let Some(t) = Table::of(self.region()) else {
+            return 0;
+        };
+        let now = now_ns();
+        let gap = if empty { SCAN_NS / 20 } else { SCAN_NS };
+        let held = t.head.lock.word.load(Ordering::Relaxed) != 0;
+        if out.is_empty() || !(held || self.any_returned() || t.look_due(now, gap)) {
+            return 0;
         }
-        r
+        let Ok(g) = self.lease_lock_for(&t, PLAIN_LOCK_SECS) else {
+            return 0;
+        };
+        let back = self.lease_look(&t, now, gap);
+        let mut n = 0;
+        if t.hdr.lease_returned.load(Ordering::SeqCst) != 0 {
+            for &i in t.in_state_by_seq(RETURNED).iter().take(out.len()) {
+                let (gen, _) = t.state(i);
+                out[n] = T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64);
+                t.set(i, gen, FREE);
+                t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
+                n += 1;
+            }
+            if n == 0 {
+                self.recount(&t);
+            }
+        }
+        t.recount_busy();
+        drop(g);
+        let left = back.saturating_sub(n as u64);
+        if left > 0 {
+            self.consumers().wake(left.min(u32::MAX as u64) as u32);
+        }
+        n
+    }
+
+    /// Whether lease records are in use (held, or returned and waiting):
+    /// the one load a plain pop pays for leases.
+    #[inline(always)]
+    pub(crate) fn leases_busy(&self) -> bool {
+        self.region().header().lease_busy.load(Ordering::Relaxed) != 0
+    }
+
+    /// Returned items waiting (the header word).
+    #[inline]
+    pub(crate) fn returned_waiting(&self) -> u64 {
+        self.region()
+            .header()
+            .lease_returned
+            .load(Ordering::Relaxed)
     }
 
     /// `peek` of an empty ring when items came back from leases: the

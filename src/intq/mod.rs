@@ -243,15 +243,32 @@ impl<T: Element> IntQueue<T> {
     /// See [`IntQueue::push`].
     #[inline]
     pub fn pop(&self) -> Option<T> {
-        match self.try_pop_ring() {
+        // HOOK(lease): one load of a word on the line the wake reads
+        // anyway; while leases are open or items wait, the lease path.
+        if self.leases_busy() {
+            return self.pop_busy();
+        }
+        self.popped(self.try_pop_ring())
+    }
+
+    /// `pop` while lease records are in use: returned items first (oldest
+    /// pop first, after a look for dead holders if one is due), then the
+    /// ring, then, the ring empty, a sooner look.
+    #[cold]
+    #[inline(never)]
+    fn pop_busy(&self) -> Option<T> {
+        self.popped(self.try_pop_any())
+    }
+
+    /// The end of a `pop`: wake a producer for the slot, or count the miss.
+    #[inline(always)]
+    fn popped(&self, r: std::result::Result<T, crate::ring::Miss>) -> Option<T> {
+        match r {
             Ok(v) => {
                 crate::lock::barrier::light();
                 self.producers().wake(1);
                 Some(v)
             }
-            // HOOK(lease): items back from leases, once the ring is empty
-            // (one load on this path only; `pop_lease` serves them first).
-            Err(_) if self.any_returned() => self.pop_returned_or_empty(),
             Err(_) => {
                 self.region
                     .header()
@@ -259,6 +276,21 @@ impl<T: Element> IntQueue<T> {
                     .fetch_add(1, Ordering::Relaxed);
                 None
             }
+        }
+    }
+
+    /// One pop of any kind of item: returned items first, then the ring.
+    fn try_pop_any(&self) -> std::result::Result<T, crate::ring::Miss> {
+        if self.leases_busy() {
+            if let Some(v) = self.pop_returned(false) {
+                return Ok(v);
+            }
+        }
+        match self.try_pop_ring() {
+            Err(crate::ring::Miss::Settled) if self.leases_busy() || self.any_returned() => {
+                self.pop_returned(true).ok_or(crate::ring::Miss::Settled)
+            }
+            r => r,
         }
     }
 
@@ -299,22 +331,26 @@ impl<T: Element> IntQueue<T> {
 
     /// Pop, sleeping while the queue is empty, until `deadline`.
     /// `Interrupted` (a signal) means nothing was popped: call again with
-    /// the same deadline.
+    /// the same deadline. While leases are open it wakes every 50 ms to
+    /// look for dead holders, as `pop_lease_wait` does.
     ///
     /// # Examples
     ///
     /// See [`IntQueue::push_wait`], whose helper thread pops with
     /// `pop_wait`.
     pub fn pop_wait(&self, deadline: &Deadline) -> Waited<T> {
-        let r = block_on_fenced(self.consumers(), deadline, || {
+        let r = loop {
             // HOOK(lease): as in `pop` (the re-check before a sleep too).
-            match self.try_pop_ring() {
-                Err(crate::ring::Miss::Settled) if self.any_returned() => {
-                    self.pop_returned().ok_or(crate::ring::Miss::Settled)
-                }
-                r => r,
+            let slice = if self.leases_busy() {
+                Deadline::after_secs(crate::lease::LOOK_EVERY_SECS).earliest(*deadline)
+            } else {
+                *deadline
+            };
+            match block_on_fenced(self.consumers(), &slice, || self.try_pop_any()) {
+                Waited::TimedOut if !deadline.expired() => {}
+                r => break r,
             }
-        });
+        };
         match r {
             Waited::Done(_) => {
                 crate::lock::barrier::light();
@@ -475,14 +511,15 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::push_multi`] and [`IntQueue::push_slice`].
     pub fn pop_multi(&self, out: &mut [T]) -> usize {
-        let mut n = self.pop_run(out);
-        // HOOK(lease): items back from leases, once the ring is empty.
-        while n < out.len() && self.any_returned() {
-            match self.pop_returned() {
-                Some(v) => out[n] = v,
-                None => break,
-            }
-            n += 1;
+        // HOOK(lease): items back from leases first, then the ring, then
+        // (the ring empty) a sooner look for dead holders.
+        let mut n = 0;
+        if self.leases_busy() {
+            n = self.take_returned(out, false);
+        }
+        n += self.pop_run(&mut out[n..]);
+        if n < out.len() && (self.leases_busy() || self.any_returned()) {
+            n += self.take_returned(&mut out[n..], true);
         }
         if n == 0 && !out.is_empty() {
             self.region
@@ -516,19 +553,46 @@ impl<T: Element> IntQueue<T> {
     ///
     /// See [`IntQueue::clear`].
     pub fn peek(&self) -> Option<T> {
-        match self.ring().peek() {
-            None if self.any_returned() => self.peek_returned(),
-            r => r,
+        // HOOK(lease): returned items are at the front.
+        if self.leases_busy() {
+            return self.peek_busy();
         }
+        self.ring().peek()
     }
 
-    /// Items in the queue (a snapshot).
+    /// `peek` while lease records are in use: the oldest returned item,
+    /// else the ring's front.
+    #[cold]
+    #[inline(never)]
+    fn peek_busy(&self) -> Option<T> {
+        if self.any_returned() {
+            if let Some(v) = self.peek_returned() {
+                return Some(v);
+            }
+        }
+        self.ring().peek()
+    }
+
+    /// Items in the queue (a snapshot): the ring's, and the items back
+    /// from leases waiting to be served (so it can exceed the capacity
+    /// by those).
     ///
     /// # Examples
     ///
     /// See [`IntQueue::clear`].
     pub fn len(&self) -> u64 {
+        // HOOK(lease): one load of the word `pop` reads.
+        if self.leases_busy() {
+            return self.len_busy();
+        }
         self.ring().len()
+    }
+
+    /// `len` while lease records are in use.
+    #[cold]
+    #[inline(never)]
+    fn len_busy(&self) -> u64 {
+        self.ring().len() + self.returned_waiting()
     }
 
     /// Whether the queue is empty (a snapshot).
@@ -536,9 +600,9 @@ impl<T: Element> IntQueue<T> {
         self.len() == 0
     }
 
-    /// Whether the queue is full (a snapshot).
+    /// Whether the ring is full (a snapshot): a push would fail.
     pub fn is_full(&self) -> bool {
-        self.len() >= self.capacity()
+        self.ring().len() >= self.capacity()
     }
 
     /// Slot count.
@@ -588,7 +652,7 @@ impl<T: Element> IntQueue<T> {
         }
         // HOOK(lease): items back from leases are in the queue too.
         while self.any_returned() {
-            match self.pop_returned() {
+            match self.pop_returned(true) {
                 Some(_) => n += 1,
                 None => break,
             }
@@ -637,15 +701,19 @@ impl<T: Element> IntQueue<T> {
         // Given-up positions (slot repair) hold no item: they are neither
         // pushes nor pops.
         let skipped = h.int_skipped().load(Ordering::Relaxed);
+        // Items back from leases are in the queue again: in the size, and
+        // their pop no longer counted until they are taken again, so each
+        // item counts one push and at most one pop.
+        let waiting = self.returned_waiting();
         Stats {
-            size: ring.len(),
+            size: ring.len() + waiting,
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
             push_ok: ring.pushed().wrapping_sub(skipped),
             // Cleared items count as pops, as in the C implementation, so
             // push_ok - pop_ok stays the size (the header's `cleared` word
             // still counts them apart).
-            pop_ok: ring.popped().wrapping_sub(skipped),
+            pop_ok: ring.popped().wrapping_sub(skipped).wrapping_sub(waiting),
             push_full: h.push_full.load(Ordering::Relaxed),
             pop_empty: h.pop_empty.load(Ordering::Relaxed),
             recoveries: h.recoveries.load(Ordering::Relaxed),

@@ -27,10 +27,17 @@
 //! (`LeaseHead::lock`, the crate's robust lock with dead-holder takeover),
 //! for Str the queue's lock. A holder killed inside leaves the lock held;
 //! the process that takes it over repairs the table before anything else
-//! (`recover` in src/intq/lease.rs and src/strq/lease.rs). Nothing on a plain push or pop
-//! takes these locks; an Int pop reads one header word,
-//! [`Header::lease_returned`](crate::layout::Header::lease_returned), and
-//! goes to the table only when it is not zero.
+//! (`recover` in src/intq/lease.rs and src/strq/lease.rs). A plain push never takes
+//! these locks. A plain pop reads one header word,
+//! [`Header::lease_busy`](crate::layout::Header::lease_busy), the number of
+//! records not free, and goes to the table only when it is not zero: then
+//! it takes the returned items first (Int), and looks for dead holders
+//! and passed deadlines when a look is due (every [`SCAN_NS`], or
+//! `SCAN_NS / 20` when it found the queue empty), as the lease calls do.
+//! Every operation that writes the table stores the exact count before it
+//! unlocks, and counts a record about to leave the free state ahead of
+//! time, so that a holder killed in between leaves the word too high
+//! (harmless: pops look, the takeover recounts), never too low.
 //!
 //! # Int: intent, take, held
 //!
@@ -45,11 +52,18 @@
 //! that takes the same item after the leaser died between its intent and
 //! its CAS (a few instructions) and before the takeover. That item is then
 //! given twice. Leasing consumers never race this way: they all hold the
-//! lease lock while they take, and the takeover comes first.
+//! lease lock while they take, and the takeover comes first. A plain pop
+//! that finds [`Header::lease_busy`](crate::layout::Header::lease_busy)
+//! not zero and the lease lock held takes the lock (over) before it goes
+//! to the ring, so the case needs the plain pop to have passed that check
+//! before the leaser took the lock, and the leaser to die within those
+//! instructions meanwhile.
 //!
 //! Returned Int items wait in the table ([`RETURNED`]) with their value,
-//! and pops serve them first, oldest pop first (each record keeps the
-//! sequence number of the `pop_lease` that first took its item).
+//! counted in [`Header::lease_returned`](crate::layout::Header::lease_returned)
+//! and in the queue's size; every pop serves them first, oldest pop first
+//! (each record keeps the sequence number of the `pop_lease` that first
+//! took its item).
 //!
 //! # Str: pending, commit, held
 //!
@@ -61,12 +75,15 @@
 //! dead process, so returned), else the record is freed. Returning a Str
 //! item is a front push inside the same discipline: [`RETURNING`] with the
 //! `push_ok` mark, then the commit, then [`FREE`]. Str items are returned
-//! into the queue itself, so Str pops never look at the table.
+//! into the queue itself (while the queue is full they wait in the table,
+//! counted in its size); plain Str pops go to the table only to look for
+//! dead holders.
 
 use std::fmt;
 
+use crate::futex::Deadline;
 use crate::layout::Header;
-use crate::lock::{current_tag, owner_is_dead, Lock};
+use crate::lock::{current_tag, owner_is_dead, Lock, LockFail};
 use crate::region::Region;
 use crate::sync::{AtomicU64, Ordering};
 use crate::testpoint::Point;
@@ -147,6 +164,10 @@ const _: () = {
 /// deadlines, unless it found the queue empty: a look reads `/proc` once
 /// per other holder.
 pub const SCAN_NS: u64 = 2_000_000;
+
+/// Longest sleep of a waiting pop (leased or plain) while leases are
+/// open: it wakes to look for dead holders at least this often.
+pub const LOOK_EVERY_SECS: f64 = 0.05;
 
 /// Why a lease operation failed.
 #[derive(Debug)]
@@ -249,8 +270,12 @@ pub struct LeaseInfo {
     pub age_ns: u64,
     /// Nanoseconds until its deadline (0: none or passed).
     pub left_ns: u64,
-    /// Int: the value. Str: the stored length in bytes.
+    /// Int: the value. Str: the item's length in bytes (decoded, for an
+    /// item stored compressed).
     pub value: i64,
+    /// Str: the bytes the item takes in the lease data area (its
+    /// compressed length when stored compressed). Int: 0.
+    pub stored: u64,
 }
 
 /// Name of a state, for listings.
@@ -269,6 +294,35 @@ pub(crate) use crate::create_opts::set_create_options;
 pub use crate::create_opts::with_create_options;
 
 pub(crate) use crate::clock::now_ns;
+
+/// What one slice of a `pop_lease_wait` came to, from its `block_on`
+/// result `w` (an attempt gives its item, a lease error `Err(Ok(_))`, or
+/// a failed lock wait `Err(Err(_))`): `None` when the slice ended and the
+/// wait goes on. A lock wait ends at a signal (`Interrupted`), at the
+/// slice's end (then as a timeout of the wait), or at the call's lock
+/// bound first (then [`LeaseError::LockTimeout`], as for the other lease
+/// calls). `Some(Ok(Waited::TimedOut))`: the caller counts the miss.
+pub(crate) fn slice_outcome<X>(
+    w: crate::wait::Waited<std::result::Result<X, std::result::Result<LeaseError, LockFail>>>,
+    slice: &Deadline,
+    deadline: &Deadline,
+) -> Option<std::result::Result<crate::wait::Waited<X>, LeaseError>> {
+    use crate::wait::Waited;
+    match w {
+        Waited::Done(Ok(x)) => Some(Ok(Waited::Done(x))),
+        Waited::Done(Err(Ok(e))) => Some(Err(e)),
+        Waited::Done(Err(Err(LockFail::TimedOut))) if !slice.expired() => {
+            Some(Err(LeaseError::LockTimeout))
+        }
+        Waited::Interrupted | Waited::Done(Err(Err(LockFail::Interrupted))) => {
+            Some(Ok(Waited::Interrupted))
+        }
+        Waited::TimedOut | Waited::Done(Err(Err(LockFail::TimedOut))) if deadline.expired() => {
+            Some(Ok(Waited::TimedOut))
+        }
+        Waited::TimedOut | Waited::Done(Err(Err(LockFail::TimedOut))) => None,
+    }
+}
 
 /// The deadline word for a lease of `timeout` seconds (None, negative or
 /// not a number: no deadline).
@@ -410,6 +464,34 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// Whether a look is due `gap` ns after the last one, read without
+    /// the lock: a plain pop's test before it takes the lock (`due`
+    /// decides again under it).
+    pub(crate) fn look_due(&self, now: u64, gap: u64) -> bool {
+        let last = self.head.last_scan.load(Ordering::Relaxed);
+        now.wrapping_sub(last) >= gap || last > now
+    }
+
+    /// Store the number of records not free in the header's
+    /// [`Header::lease_busy`] word. Caller holds the table lock.
+    pub(crate) fn recount_busy(&self) {
+        let n = (0..self.recs.len())
+            .filter(|&i| self.state(i).1 != FREE)
+            .count() as u64;
+        if self.hdr.lease_busy.load(Ordering::Relaxed) != n {
+            self.hdr.lease_busy.store(n, Ordering::SeqCst);
+        }
+    }
+
+    /// Before a record leaves the free state: count it in
+    /// [`Header::lease_busy`] first, so that a holder killed before its
+    /// `recount_busy` leaves the word too high (plain pops look, and the
+    /// takeover recounts), never too low. Caller holds the table lock.
+    pub(crate) fn busy_ahead(&self) {
+        let b = &self.hdr.lease_busy;
+        b.store(b.load(Ordering::Relaxed).wrapping_add(1), Ordering::SeqCst);
+    }
+
     /// The held leases that must come back now: (index, holder died),
     /// for a holder found dead or a deadline passed. Scribbled states are
     /// repaired to free. Caller holds the table lock.
@@ -538,6 +620,11 @@ impl<'a> Table<'a> {
                         i64::from(val as u32 & 0x7FFF_FFFF)
                     } else {
                         val as i64
+                    },
+                    stored: if str_q {
+                        u64::from(val as u32 & 0x7FFF_FFFF)
+                    } else {
+                        0
                     },
                 })
             })

@@ -1,12 +1,18 @@
 //! Whether the process a lock word names still lives: `kill(pid, 0)`, then
 //! its `/proc/<pid>/stat` (state, and start time against the owner tag);
 //! under loom, the models' declared deaths instead (see the lock's module
-//! docs, "Crash takeover").
+//! docs, "Crash takeover"); and whether a word names no possible holder
+//! (see "Words no locker wrote").
+
+use super::PID_MASK;
 
 /// The fields of `/proc/<pid>/stat` the liveness check uses.
 pub(super) struct ProcStat {
     pub(super) state: u8,
     pub(super) start: u64,
+    /// Field 20: the process's thread count (unused by the loom models).
+    #[cfg_attr(loom, allow(dead_code))]
+    pub(super) threads: u64,
 }
 
 /// `Err(true)` when the process does not exist, `Err(false)` when procfs
@@ -23,8 +29,13 @@ pub(super) fn proc_stat(pid: u32) -> Result<ProcStat, bool> {
     let rest = std::str::from_utf8(&raw[close + 1..]).map_err(|_| false)?;
     let mut f = rest.split_ascii_whitespace();
     let state = f.next().and_then(|s| s.bytes().next()).ok_or(false)?;
-    let start = f.nth(18).and_then(|s| s.parse().ok()).ok_or(false)?;
-    Ok(ProcStat { state, start })
+    let threads = f.nth(16).and_then(|s| s.parse().ok()).ok_or(false)?;
+    let start = f.nth(1).and_then(|s| s.parse().ok()).ok_or(false)?;
+    Ok(ProcStat {
+        state,
+        start,
+        threads,
+    })
 }
 
 /// Clock ticks since boot now (the unit of `starttime`).
@@ -99,6 +110,52 @@ pub(super) fn dead_by_stat(
         st.start > since.saturating_add(1)
     }
 }
+
+/// Whether a lock word can only have been written by something other
+/// than a locker: a holder stores its pid, 1 to 2^31 - 1 (see
+/// [`LockGuard::acquire_as`](super::LockGuard::acquire_as)), so a word
+/// whose pid bits are 0 or whose high bit is set is a scribble.
+pub(super) const fn impossible_word(word: u32) -> bool {
+    word != 0 && (word & !PID_MASK != 0 || word & PID_MASK == 0)
+}
+
+/// Whether the live process `pid` that a lock word has named for at
+/// least [`IMPOSTOR_NS`] cannot be the lock's holder: no locker ever
+/// wrote that word (see the lock's module docs, "Words no locker
+/// wrote"). `tag` is the owner tag read from shared memory.
+///
+/// * This very process with one thread: the caller is that thread, and
+///   it is waiting, not holding.
+/// * The tag names another process: every holder stores its tag right
+///   after its CAS, a few instructions on the same cache line, so a
+///   holder that has not done so after [`IMPOSTOR_NS`] is not running
+///   those instructions, unless it is stopped or traced (state `T`, `t`)
+///   right there, which counts as a holder. Unsure (no readable procfs)
+///   is a holder.
+#[cfg(not(loom))]
+pub(super) fn not_a_holder(pid: u32, tag: u64) -> bool {
+    let Ok(st) = proc_stat(pid) else {
+        return false;
+    };
+    if pid == super::current_pid() && st.threads == 1 {
+        return true;
+    }
+    tag >> 32 != u64::from(pid) && !matches!(st.state, b'T' | b't')
+}
+
+/// Under loom, where "processes" are threads of one, only the word
+/// itself can tell.
+#[cfg(loom)]
+pub(super) fn not_a_holder(_pid: u32, _tag: u64) -> bool {
+    false
+}
+
+/// How long a waiter watches a live process named by a lock word whose
+/// tag names another before it decides that process is no holder (see
+/// [`not_a_holder`]): far longer than the few instructions between a
+/// holder's CAS and its tag store on any machine that is not stopping
+/// the holder.
+pub const IMPOSTOR_NS: u64 = 1_000_000_000;
 
 /// The liveness check the takeover uses: the kernel's word, or under loom
 /// the model's (see `model_deaths`, compiled only under loom).

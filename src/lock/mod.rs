@@ -121,6 +121,32 @@
 //! Everything takes a plain `&Lock`, so the lock also works on the heap
 //! (tests, the loom model).
 //!
+//! # Words no locker wrote
+//!
+//! The word may also hold what no locker wrote: the file scribbled on by
+//! a bug or another program. A waiter without a deadline must not wait
+//! for ever on such a word, so it is taken over as a dead holder's is
+//! (the state it guards is whole: nobody was changing it):
+//!
+//! * a word whose pid bits are 0 or whose high bit is set, at the first
+//!   check (a locker stores a pid in `1..=PID_MASK`);
+//! * a word naming a live process, once the waiter has watched it for
+//!   [`IMPOSTOR_NS`] and the tag still names another process, unless
+//!   that process is stopped or traced (`T`, `t`). Every holder stores
+//!   its tag a few instructions after its CAS, on the same cache line, so
+//!   a process that runs and has not done so in a second never took the
+//!   lock (pid 1 written over the word, say); a stopped one may have
+//!   stopped right there, and counts as the holder;
+//! * a word naming the waiting process itself, once watched as long,
+//!   when the process has one thread: that thread is waiting, so it does
+//!   not hold the lock (its own leftover tag proves nothing).
+//!
+//! The residue: a live holder descheduled (not stopped) for a whole
+//! second between its CAS and its tag store would be taken over, and
+//! mutual exclusion broken; a scribbled word naming a live queue user
+//! whose tag is still next to it (its last hold), or a stopped process,
+//! is waited for as a live holder: only timeouts end those waits.
+//!
 //! # Where things live
 //!
 //! * this file: the lock word, [`LockGuard`] and the plain (not robust)
@@ -131,8 +157,9 @@
 //!   and a sleeper;
 //! * `identity.rs`: this process's pid and owner tag, cached, and the
 //!   `pthread_atfork` handler that forgets them in a forked child;
-//! * `liveness.rs`: whether a holder still lives (`kill`, `/proc`), and the
-//!   loom models' stand-in for process death;
+//! * `liveness.rs`: whether a holder still lives (`kill`, `/proc`), whether
+//!   a word names no possible holder, and the loom models' stand-in for
+//!   process death;
 //! * `robust.rs`: the robust acquisition: watching a stuck holder and the
 //!   crash takeover;
 //! * `tests.rs`: the unit tests (the loom models are in src/models/).
@@ -151,7 +178,7 @@ mod sleepers;
 pub use identity::{current_pid, current_tag};
 #[cfg(loom)]
 pub(crate) use liveness::model_deaths;
-pub use liveness::owner_is_dead;
+pub use liveness::{owner_is_dead, IMPOSTOR_NS};
 pub use sleepers::{sleeper_count, FALLBACK_NS};
 use sleepers::{tally, Sleeper};
 

@@ -4,7 +4,8 @@
 //! takeover").
 
 use super::identity::{current_tag, TAG_CACHE};
-use super::liveness::{boot_ticks, holder_is_dead};
+use super::liveness::{boot_ticks, holder_is_dead, impossible_word, not_a_holder};
+use super::IMPOSTOR_NS;
 use super::{owner_pid, spin, try_take, Acquired, Lock, LockFail, LockGuard, Sleeper};
 use super::{PID_MASK, POLL_NS};
 use crate::futex::{self, Deadline, WaitResult};
@@ -147,22 +148,27 @@ impl WatchClock {
     }
 }
 
-/// The owner a waiter is watching: the pid bits of the lock word, when the
-/// waiter first saw them (boot ticks, for [`owner_is_dead`]), and when it
-/// next asks whether that owner lives (monotonic ns).
+/// The word a waiter is watching: the lock word as it found it, when it
+/// first saw it (boot ticks, for [`owner_is_dead`]; and monotonic ns),
+/// and when it next asks whether that owner lives (monotonic ns).
 struct Watch {
-    owner: u32,
+    word: u32,
     since: u64,
+    first: u64,
     check_at: u64,
 }
 
-/// Whether the word `cur` names the owner `w` watches and that owner is
-/// dead; if so, take the lock over with one CAS `cur -> me` (only one
-/// waiter's CAS from this exact value succeeds).
-fn take_over(word: &AtomicU32, tag: &AtomicU64, cur: u32, me: u32, w: &Watch) -> bool {
+/// Whether the word `cur` is the one `w` watches and names no holder (a
+/// dead one, or a word no locker wrote; `now`: the watch clock); if so,
+/// take the lock over with one CAS `cur -> me` (only one waiter's CAS
+/// from this exact value succeeds).
+fn take_over(word: &AtomicU32, tag: &AtomicU64, cur: u32, me: u32, w: &Watch, now: u64) -> bool {
     cur != 0
-        && owner_pid(cur) == w.owner
-        && holder_is_dead(w.owner, tag.load(Ordering::Relaxed), w.since)
+        && cur == w.word
+        && (impossible_word(cur)
+            || holder_is_dead(owner_pid(cur), tag.load(Ordering::Relaxed), w.since)
+            || (now.saturating_sub(w.first) >= IMPOSTOR_NS
+                && not_a_holder(owner_pid(cur), tag.load(Ordering::Relaxed))))
         // SYNC POINT: SeqCst like the ordinary take; the dead holder's
         // stores are in memory already.
         && word
@@ -190,19 +196,20 @@ fn lock_slow_robust(
     let mut sleeper = Sleeper::announce(&lock.sleepers);
     let mut clock = WatchClock::new();
     let mut watch = Watch {
-        owner: 0,
+        word: 0,
         since: 0,
+        first: 0,
         check_at: 0,
     };
     // Before this call gives up (deadline, signal): take a free lock, or
     // ask once more whether the watched owner lives. A caller interrupted
     // by a steady stream of signals, or with a lock timeout shorter than a
     // poll interval, still takes a dead holder's lock over.
-    let last_look = |got: &mut Acquired, watch: &Watch| {
+    let last_look = |got: &mut Acquired, watch: &Watch, now: u64| {
         let cur = word.load(Ordering::Relaxed);
         if cur == 0 {
             try_take(word, me)
-        } else if take_over(word, tag, cur, me, watch) {
+        } else if take_over(word, tag, cur, me, watch, now) {
             got.recovered = true;
             true
         } else {
@@ -217,12 +224,12 @@ fn lock_slow_robust(
             }
             continue;
         }
-        let owner = owner_pid(cur);
         let now = clock.now();
-        if owner != watch.owner {
+        if cur != watch.word {
             watch = Watch {
-                owner,
+                word: cur,
                 since: boot_ticks(),
+                first: now,
                 check_at: now.saturating_add(POLL_NS),
             };
         } else if now >= watch.check_at {
@@ -230,14 +237,14 @@ fn lock_slow_robust(
             // however often its sleeps were cut short: ask, then again
             // every interval while it lives (a stopped holder, say).
             watch.check_at = now.saturating_add(POLL_NS);
-            if take_over(word, tag, cur, me, &watch) {
+            if take_over(word, tag, cur, me, &watch, now) {
                 got.recovered = true;
                 return Ok(got);
             }
             continue;
         }
         if deadline.expired() {
-            return if last_look(&mut got, &watch) {
+            return if last_look(&mut got, &watch, now) {
                 Ok(got)
             } else {
                 Err(LockFail::TimedOut)
@@ -254,7 +261,7 @@ fn lock_slow_robust(
             WaitResult::TimedOut if deadline.expired() => LockFail::TimedOut,
             _ => continue,
         };
-        return if last_look(&mut got, &watch) {
+        return if last_look(&mut got, &watch, clock.now()) {
             Ok(got)
         } else {
             Err(fail)

@@ -137,6 +137,70 @@ fn a_live_holder_makes_a_bounded_wait_time_out() {
 }
 
 #[test]
+fn a_word_no_locker_writes_is_taken_over() {
+    // Pid bits 0, or the high bit set: no holder stores such a word.
+    for w in [0x8000_0000, 0x8000_0001, 0x8000_0000 | current_pid()] {
+        let l = held(w);
+        let tag = AtomicU64::new(current_tag());
+        let (_g, got) =
+            LockGuard::acquire_robust(&l, &tag, || Deadline::after_secs(30.0), false).unwrap();
+        assert!(got.recovered, "word {w:#x}");
+        assert_eq!(l.word.load(Ordering::Relaxed), current_pid());
+    }
+}
+
+/// A child that sleeps (alive, no queue user), stopped with `stop`.
+fn bystander(stop: bool) -> std::process::Child {
+    let c = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .unwrap();
+    if stop {
+        // SAFETY: signals our own child.
+        unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGSTOP) };
+        while super::liveness::proc_stat(c.id()).map_or(true, |s| s.state != b'T') {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    c
+}
+
+#[test]
+fn a_live_process_whose_tag_is_not_there_is_no_holder() {
+    // The word names a live process that never took the lock: the tag
+    // names another. A wait without deadline takes over (after
+    // IMPOSTOR_NS of watching), not waits for ever.
+    let mut c = bystander(false);
+    let l = held(c.id());
+    let tag = AtomicU64::new(current_tag());
+    let (g, got) = LockGuard::acquire_robust(&l, &tag, || Deadline::FOREVER, false).unwrap();
+    assert!(got.recovered);
+    drop(g);
+    // Its tag stored: a live, running holder of its own (this process,
+    // with threads) is waited for.
+    let l = held(current_pid());
+    let tag = AtomicU64::new(current_tag());
+    let r = LockGuard::acquire_robust(&l, &tag, || Deadline::after_secs(1.5), false);
+    assert_eq!(r.err(), Some(LockFail::TimedOut));
+    c.kill().unwrap();
+    c.wait().unwrap();
+}
+
+#[test]
+fn a_stopped_process_is_a_holder_even_without_its_tag() {
+    // Stopped between its CAS and its tag store, for all a waiter knows:
+    // waited for until the deadline, never taken over.
+    let mut c = bystander(true);
+    let l = held(c.id());
+    let tag = AtomicU64::new(current_tag());
+    let r = LockGuard::acquire_robust(&l, &tag, || Deadline::after_secs(1.5), false);
+    assert_eq!(r.err(), Some(LockFail::TimedOut));
+    assert_eq!(l.word.load(Ordering::Relaxed), c.id());
+    c.kill().unwrap();
+    c.wait().unwrap();
+}
+
+#[test]
 fn a_wait_that_times_out_first_takes_over_a_dead_holder() {
     // A lock timeout shorter than a poll interval (here: none at all)
     // still recovers the lock of a dead holder.
@@ -382,7 +446,13 @@ fn an_unreadable_stat_is_not_death() {
     // Vanished between the two looks.
     assert!(dead_by_stat(Err(true), || true, me, tag, 0));
     // A readable stat decides as before: state, then start time.
-    let st = |state, start| Ok(ProcStat { state, start });
+    let st = |state, start| {
+        Ok(ProcStat {
+            state,
+            start,
+            threads: 2,
+        })
+    };
     assert!(dead_by_stat(st(b'Z', 0), || false, me, tag, 0));
     assert!(!dead_by_stat(
         st(b'S', u64::from(tag as u32)),

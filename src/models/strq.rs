@@ -281,7 +281,8 @@ fn wait_model<const SETTLE: bool>() {
 }
 
 /// `wait_model`; with `LOOK` the attempt first answers "empty" from the
-/// two side words (Relaxed, no lock), as `str_pop_lease_once` does, and
+/// two side words (Relaxed, no lock), as `str_pop_lease_once` and
+/// `pop_wait_checked` do, and
 /// with `LOOK_SETTLES` it settles with the back before it believes the
 /// look (as `pop_lease_wait` does).
 fn wait_model_any<const SETTLE: bool, const LOOK: bool, const LOOK_SETTLES: bool>() {
@@ -395,7 +396,8 @@ fn loom_str_split_blocked_consumer_without_settling_loses_the_wake_up() {
 }
 
 /// A blocked `pop_lease_wait`, whose attempt answers "empty" from the
-/// look without the locks while the last lease scan is recent: the look
+/// look without the locks while the last lease scan is recent, or a
+/// blocked `pop_wait`, whose attempt looks first always: the look
 /// settles with the back before it is believed, so the wake-up is not
 /// lost.
 #[test]

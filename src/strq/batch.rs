@@ -5,7 +5,19 @@ use super::locking::Ends;
 use super::{failure_errno, set_errno, StrQueue};
 use crate::compress;
 use crate::error::{Error, Result};
+use crate::futex::Deadline;
+use crate::lock::LockFail;
 use crate::sync::Ordering;
+use crate::wait::Waited;
+
+/// A batch push without a deadline: its lock wait ends only at the lock
+/// timeout, which gives 0 pushed.
+fn done_or_none(w: Waited<usize>) -> usize {
+    match w {
+        Waited::Done(n) => n,
+        Waited::TimedOut | Waited::Interrupted => 0,
+    }
+}
 
 impl StrQueue {
     /// Push `items` at the back, in order, under one lock, until one does
@@ -32,6 +44,16 @@ impl StrQueue {
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn push_multi(&self, items: &[(&[u8], bool)]) -> Result<usize> {
+        self.push_multi_in(items, None).map(done_or_none)
+    }
+
+    /// [`StrQueue::push_multi`], its lock wait ending at `wait` (or a
+    /// signal) if given, else at the lock timeout.
+    fn push_multi_in(
+        &self,
+        items: &[(&[u8], bool)],
+        wait: Option<&Deadline>,
+    ) -> Result<Waited<usize>> {
         // HOOK(compress): compress what this handle compresses, first (no
         // look at the items when it is off).
         let min = self.compress.min.load(Ordering::Relaxed);
@@ -47,13 +69,18 @@ impl StrQueue {
                     stored
                         .iter()
                         .map(|&(b, utf8, packed, orig)| (b, utf8, packed.then_some(orig))),
+                    wait,
                 ))
             });
         }
         for (b, _) in items {
             self.check(b.len())?;
         }
-        Ok(self.push_multi_stored(items.len(), items.iter().map(|&(b, utf8)| (b, utf8, None))))
+        Ok(self.push_multi_stored(
+            items.len(),
+            items.iter().map(|&(b, utf8)| (b, utf8, None)),
+            wait,
+        ))
     }
 
     /// [`StrQueue::push_multi`] of the items `items` yields, each
@@ -83,29 +110,66 @@ impl StrQueue {
     where
         I: ExactSizeIterator<Item = (&'b [u8], bool)> + Clone,
     {
+        self.push_multi_iter_in(items, None).map(done_or_none)
+    }
+
+    /// [`StrQueue::push_multi_iter`] for a blocked batch (a caller that
+    /// goes on with [`StrQueue::push_wait`] for what did not fit): the
+    /// wait for the back lock ends at `deadline` (`TimedOut`) or at a
+    /// signal (`Interrupted`), with nothing pushed, instead of at the
+    /// handle's lock timeout.
+    ///
+    /// # Errors
+    /// As [`StrQueue::push_multi`].
+    pub fn push_multi_iter_until<'b, I>(
+        &self,
+        items: I,
+        deadline: &Deadline,
+    ) -> Result<Waited<usize>>
+    where
+        I: ExactSizeIterator<Item = (&'b [u8], bool)> + Clone,
+    {
+        self.push_multi_iter_in(items, Some(deadline))
+    }
+
+    fn push_multi_iter_in<'b, I>(&self, items: I, wait: Option<&Deadline>) -> Result<Waited<usize>>
+    where
+        I: ExactSizeIterator<Item = (&'b [u8], bool)> + Clone,
+    {
         // HOOK(compress): as push_multi decides it.
         let min = self.compress.min.load(Ordering::Relaxed);
         if min != u64::MAX && items.clone().any(|(b, _)| b.len() as u64 >= min) {
             let batch: Vec<(&[u8], bool)> = items.collect();
-            return self.push_multi(&batch);
+            return self.push_multi_in(&batch, wait);
         }
         for (b, _) in items.clone() {
             self.check(b.len())?;
         }
-        Ok(self.push_multi_stored(items.len(), items.map(|(b, utf8)| (b, utf8, None))))
+        Ok(self.push_multi_stored(items.len(), items.map(|(b, utf8)| (b, utf8, None)), wait))
     }
 
     /// [`StrQueue::push_multi`] of `len` checked items to store, each
-    /// with `packed` as for [`Locked::put_any`].
+    /// with `packed` as for [`Locked::put_any`]; the lock wait as for
+    /// [`StrQueue::push_multi_in`] (a lock timeout gives `Done(0)` with
+    /// `errno` set).
     fn push_multi_stored<'b>(
         &self,
         len: usize,
         items: impl Iterator<Item = (&'b [u8], bool, Option<u64>)>,
-    ) -> usize {
+        wait: Option<&Deadline>,
+    ) -> Waited<usize> {
         let mut n = 0usize;
         {
-            let Some(mut l) = self.locked::<true>(Ends::Back) else {
-                return 0;
+            let mut l = match wait {
+                None => match self.locked::<true>(Ends::Back) {
+                    Some(l) => l,
+                    None => return Waited::Done(0),
+                },
+                Some(d) => match self.lock_until::<true>(Ends::Back, || *d, true) {
+                    Ok(l) => l,
+                    Err(LockFail::TimedOut) => return Waited::TimedOut,
+                    Err(LockFail::Interrupted) => return Waited::Interrupted,
+                },
             };
             for (b, utf8, packed) in items {
                 if !l.put_any(b, utf8, false, packed) {
@@ -119,7 +183,7 @@ impl StrQueue {
             self.missed();
         }
         self.consumers().wake(u32::try_from(n).unwrap_or(u32::MAX));
-        n
+        Waited::Done(n)
     }
 
     /// Pop up to `n` items from the front under one lock, appending their
@@ -184,6 +248,10 @@ impl StrQueue {
         let (out0, items0) = (out.len(), items.len());
         // HOOK(compress): which of the items taken are compressed.
         let mut packed = Vec::new();
+        // HOOK(lease): as in `pop`.
+        if self.leases_busy() {
+            self.plain_lease_look();
+        }
         {
             let Some(mut l) = self.locked::<true>(Ends::Front) else {
                 return Ok(0);

@@ -1,6 +1,6 @@
 //! The blocking calls of `StrQueue`, `push_wait` and `pop_wait`: one
-//! attempt under the lock per wake-up, by [`block_on`] (see "Waiting" in
-//! the module docs).
+//! attempt under the lock per wake-up, by [`block_on_looking`] (see "Waiting" in
+//! the module docs); `pop_wait` looks without the lock first.
 
 use super::locking::{flatten, Ends};
 use super::{failure_errno, set_errno, StrQueue};
@@ -8,7 +8,7 @@ use crate::compress;
 use crate::error::Result;
 use crate::futex::Deadline;
 use crate::sync::Ordering;
-use crate::wait::{block_on, Miss, Waited};
+use crate::wait::{block_on_looking, Miss, Waited};
 
 impl StrQueue {
     /// Push at the back (or the front), sleeping while there is no room,
@@ -78,34 +78,42 @@ impl StrQueue {
         // again sees the room it made) or saw it held (then we wait for
         // the lock, and the same holds for our CAS). A push at the front
         // holds both locks in its attempt, which settles by itself.
+        // The retries before the announcement look at the slot count
+        // without a lock (a queue full of slots takes no lock while its
+        // producer spins; one out of bytes is seen under the lock).
         let ends = Ends::push(front);
-        let r = flatten(block_on(self.producers(), deadline, || {
-            let mut l = match self.lock_until::<true>(ends, || *deadline, true) {
-                Err(f) => return Ok(Err(f)),
-                Ok(l) => l,
-            };
-            if l.put_any(bytes, utf8, front, packed) {
-                return Ok(Ok(()));
-            }
-            if ends == Ends::Back {
-                // Settle with the back lock let go (as pop_wait does with
-                // the front lock): waiting for the front lock while holding
-                // the back one would hold up every producer while a
-                // consumer holding the front lock is stopped.
-                drop(l);
-                if let Err(f) = self.settle_with(false, deadline) {
-                    return Ok(Err(f));
-                }
-                l = match self.lock_until::<true>(ends, || *deadline, true) {
+        let r = flatten(block_on_looking(
+            self.producers(),
+            deadline,
+            || self.looks_full(),
+            || {
+                let mut l = match self.lock_until::<true>(ends, || *deadline, true) {
                     Err(f) => return Ok(Err(f)),
                     Ok(l) => l,
                 };
                 if l.put_any(bytes, utf8, front, packed) {
                     return Ok(Ok(()));
                 }
-            }
-            Err(Miss::Settled)
-        }));
+                if ends == Ends::Back {
+                    // Settle with the back lock let go (as pop_wait does with
+                    // the front lock): waiting for the front lock while holding
+                    // the back one would hold up every producer while a
+                    // consumer holding the front lock is stopped.
+                    drop(l);
+                    if let Err(f) = self.settle_with(false, deadline) {
+                        return Ok(Err(f));
+                    }
+                    l = match self.lock_until::<true>(ends, || *deadline, true) {
+                        Err(f) => return Ok(Err(f)),
+                        Ok(l) => l,
+                    };
+                    if l.put_any(bytes, utf8, front, packed) {
+                        return Ok(Ok(()));
+                    }
+                }
+                Err(Miss::Settled)
+            },
+        ));
         match r {
             Waited::Done(()) => self.consumers().wake(1),
             Waited::TimedOut => self.count_full(),
@@ -165,25 +173,70 @@ impl StrQueue {
         // its own lock is released (the back lock is never taken after
         // the front one), then tries once more; a back pop holds both.
         let ends = Ends::pop(back);
-        let mut take = || {
-            out.clear();
-            match self.lock_until::<true>(ends, || *deadline, true) {
-                Err(f) => Ok(Err(f)),
-                Ok(mut l) => match l.copy_end(back, true, out) {
-                    Some(t) => Ok(Ok((t.utf8, t.packed))),
-                    None => Err(Miss::Settled),
-                },
+        let r = loop {
+            // HOOK(lease): while leases are open, sleep at most 50 ms at a
+            // time and look for dead holders when due, as `pop` does.
+            let slice = if self.leases_busy() {
+                Deadline::after_secs(crate::lease::LOOK_EVERY_SECS).earliest(*deadline)
+            } else {
+                *deadline
+            };
+            let mut take = || {
+                out.clear();
+                match self.lock_until::<true>(ends, || *deadline, true) {
+                    Err(f) => Ok(Err(f)),
+                    Ok(mut l) => match l.copy_end(back, true, out) {
+                        Some(t) => Ok(Ok((t.utf8, t.packed))),
+                        None => Err(Miss::Settled),
+                    },
+                }
+            };
+            // An attempt first looks at the side words without a lock (as
+            // a plain pop does), and believes an "empty" only once it has
+            // settled with the back and looked again, as `pop_lease_wait`
+            // does (the loom model
+            // `loom_str_split_blocked_lease_look_settles_with_the_back`);
+            // so a blocked consumer takes a lock only when there is an
+            // item to take, about once per item, and none while it spins
+            // (the retries only look). A locked miss after a look that saw
+            // an item (another consumer was first) settles as before. While
+            // leases are open, a due look for dead holders comes first: it
+            // puts their items back at the front.
+            let attempt = || {
+                if self.leases_busy() {
+                    self.plain_lease_look();
+                }
+                let mut settled = false;
+                if self.looks_empty() {
+                    if let Err(f) = self.settle_with(true, deadline) {
+                        return Ok(Err(f));
+                    }
+                    if self.looks_empty() {
+                        return Err(Miss::Settled);
+                    }
+                    settled = true;
+                }
+                match take() {
+                    Err(Miss::Settled) if !settled && ends == Ends::Front => {
+                        if let Err(f) = self.settle_with(true, deadline) {
+                            return Ok(Err(f));
+                        }
+                        take()
+                    }
+                    r => r,
+                }
+            };
+            let w = flatten(block_on_looking(
+                self.consumers(),
+                &slice,
+                || self.looks_empty(),
+                attempt,
+            ));
+            match w {
+                Waited::TimedOut if !deadline.expired() => {}
+                w => break w,
             }
         };
-        let r = flatten(block_on(self.consumers(), deadline, || match take() {
-            Err(Miss::Settled) if ends == Ends::Front => {
-                if let Err(f) = self.settle_with(true, deadline) {
-                    return Ok(Err(f));
-                }
-                take()
-            }
-            r => r,
-        }));
         match r {
             Waited::Done((utf8, packed)) => {
                 self.wake_producers();

@@ -118,10 +118,7 @@ impl StrQueue {
     #[cold]
     #[inline(never)]
     pub(super) fn mark_packed(&self, idx: u64, stored: u64, orig: u64) {
-        // `stored <= MAX_ITEM < 2^31` was checked by the caller.
-        self.slot(idx)
-            .len
-            .store(stored as u32 | LEN_PACKED, Ordering::Relaxed);
+        self.flag_packed(idx, stored);
         let h = self.header();
         let n = h.compressed.load(Ordering::Relaxed);
         h.compressed.store(n.wrapping_add(1), Ordering::Relaxed);
@@ -129,6 +126,16 @@ impl StrQueue {
         let v = h.compressed_saved.load(Ordering::Relaxed);
         h.compressed_saved
             .store(v.wrapping_add(saved), Ordering::Relaxed);
+    }
+
+    /// Under the lock: flag the item just written to slot `idx` (`stored`
+    /// bytes) as a zstd frame, without counting it (an item back from a
+    /// lease was counted when it was first pushed).
+    pub(super) fn flag_packed(&self, idx: u64, stored: u64) {
+        // `stored <= MAX_ITEM < 2^31` was checked by the caller.
+        self.slot(idx)
+            .len
+            .store(stored as u32 | LEN_PACKED, Ordering::Relaxed);
     }
 
     /// Under the lock: the length a batch budget counts for the item

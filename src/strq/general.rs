@@ -226,6 +226,11 @@ impl StrQueue {
     /// `pop_locked`).
     #[inline(always)]
     fn pop_raw(&self, back: bool, out: &mut Vec<u8>) -> Option<bool> {
+        // HOOK(lease): one load of a word on the line the wake reads
+        // anyway; while leases are open, a look for dead holders when due.
+        if self.leases_busy() {
+            self.plain_lease_look();
+        }
         match (self.kill_point, back) {
             (KillPoint::None, false) => self.pop_front::<false>(out),
             (KillPoint::None, true) => self.pop_general::<false>(true, out),

@@ -14,17 +14,15 @@ use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
 use crate::lease::{
-    kill_point, lease_id, now_ns, LeaseError, LeaseInfo, LeaseStats, Table, FREE, HELD, RETURNED,
-    RETURNING, SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table, FREE,
+    HELD, LOOK_EVERY_SECS, RETURNED, RETURNING, SCAN_NS, TAKING,
 };
+use crate::lock::LockFail;
 use crate::sync::Ordering;
 use crate::testpoint::Point;
 use crate::wait::{block_on, Miss, Waited};
 
 type LResult<T> = std::result::Result<T, LeaseError>;
-
-/// Longest sleep of a `pop_lease_wait` while leases are open.
-const LOOK_EVERY_SECS: f64 = 0.05;
 
 /// Whether a commit that counts `now` has reached `mark` (wrapping).
 fn reached(now: u64, mark: u64) -> bool {
@@ -43,6 +41,22 @@ impl StrQueue {
         // Both locks: a lease's return is a push at the front.
         self.locked::<false>(Ends::Both)
             .ok_or(LeaseError::LockTimeout)
+    }
+
+    /// [`StrQueue::lease_locked`] for a blocked call whose wait (or this
+    /// slice of it) ends at `wait`: the locks are waited for until then
+    /// or the lock timeout, whichever is first, and a signal ends the
+    /// wait.
+    fn lease_locked_until(
+        &self,
+        wait: &Deadline,
+    ) -> std::result::Result<Locked<'_, false>, LockFail> {
+        let d = std::cell::OnceCell::new();
+        self.lock_until::<false>(
+            Ends::Both,
+            || *d.get_or_init(|| self.lock_deadline().earliest(*wait)),
+            true,
+        )
     }
 
     /// After a lock takeover, before anything else: settle the dead
@@ -69,6 +83,7 @@ impl StrQueue {
                 _ => {}
             }
         }
+        t.recount_busy();
         t.head.last_scan.store(0, Ordering::Relaxed);
     }
 
@@ -105,12 +120,15 @@ impl StrQueue {
                 t.set(i, gen, FREE);
                 continue;
             }
-            let packed = (lw & LEN_PACKED != 0).then_some(len);
             // SAFETY: `data_of` checked `off + len` against the area; we
             // hold the lock.
             let bytes = unsafe { t.bytes(off, len) };
-            if !l.put_any(bytes, utf8, true, packed) {
+            if !l.put_any(bytes, utf8, true, None) {
                 break;
+            }
+            if lw & LEN_PACKED != 0 {
+                // Stored compressed: flagged again, not counted again.
+                self.flag_packed(u64::from(l.front.head), len);
             }
             t.recs[i].mark.store(l.front.pushes, Ordering::Relaxed);
             t.set(i, gen, RETURNING);
@@ -131,6 +149,7 @@ impl StrQueue {
             let (gen, _) = t.state(i);
             t.set(i, gen, FREE);
         }
+        t.recount_busy();
         l.release();
         if !returning.is_empty() {
             self.consumers()
@@ -146,7 +165,7 @@ impl StrQueue {
         timeout: Option<f64>,
         out: &mut Vec<u8>,
         settle: Option<&Deadline>,
-    ) -> LResult<Option<(bool, u64)>> {
+    ) -> LResult<std::result::Result<Option<(bool, u64)>, LockFail>> {
         let t = self.lease_table()?;
         out.clear();
         let now = now_ns();
@@ -163,9 +182,15 @@ impl StrQueue {
             && t.in_state_by_seq(RETURNED).is_empty()
             && settle.is_none_or(|d| self.settle_with(true, d).is_ok() && self.looks_empty())
         {
-            return Ok(None);
+            return Ok(Ok(None));
         }
-        let mut l = self.lease_locked()?;
+        let mut l = match settle {
+            None => self.lease_locked()?,
+            Some(d) => match self.lease_locked_until(d) {
+                Ok(l) => l,
+                Err(f) => return Ok(Err(f)),
+            },
+        };
         self.str_lease_look(&t, now, SCAN_NS);
         let mut returning = self.put_back(&t, &mut l);
         if l.count() == 0 && self.str_lease_look(&t, now, SCAN_NS / 20) > 0 {
@@ -180,7 +205,7 @@ impl StrQueue {
         }) = l.read_end(false)
         else {
             self.lease_finish(&t, l, &returning);
-            return Ok(None);
+            return Ok(Ok(None));
         };
         let Some(i) = t.free_record() else {
             self.lease_finish(&t, l, &returning);
@@ -205,12 +230,13 @@ impl StrQueue {
         rec.meta.store(u64::from(utf8), Ordering::Relaxed);
         rec.mark
             .store(l.front.pop_ok.wrapping_add(1), Ordering::Relaxed);
+        t.busy_ahead();
         t.set(i, gen, TAKING);
         if l.copy_end(false, true, out).is_none() {
             // `out` could not grow: leave the item where it is.
             t.set(i, gen, FREE);
             self.lease_finish(&t, l, &returning);
-            return Ok(None);
+            return Ok(Ok(None));
         }
         kill_point(Point::LeaseStrPending);
         l.commit();
@@ -226,7 +252,7 @@ impl StrQueue {
                 return Err(LeaseError::Corrupt(e));
             }
         }
-        Ok(Some((utf8, id)))
+        Ok(Ok(Some((utf8, id))))
     }
 
     /// Pop the front item with a lease into `out` (see
@@ -260,7 +286,10 @@ impl StrQueue {
         timeout: Option<f64>,
         out: &mut Vec<u8>,
     ) -> LResult<Option<(bool, u64)>> {
-        let r = self.str_pop_lease_once(timeout, out, None)?;
+        // Without a deadline the locks fail only at the lock timeout.
+        let r = self
+            .str_pop_lease_once(timeout, out, None)?
+            .map_err(|_| LeaseError::LockTimeout)?;
         if r.is_none() {
             self.count_empty();
         }
@@ -270,6 +299,9 @@ impl StrQueue {
     /// [`StrQueue::pop_lease`], sleeping while the queue is empty, until
     /// `deadline`; while leases are open it wakes every 50 ms to look for
     /// dead holders. `Interrupted`: call again with the same deadline.
+    /// Its waits for the locks end at `deadline` too (then `TimedOut`),
+    /// or at the handle's lock timeout if that comes first (then
+    /// [`LeaseError::LockTimeout`], as for the other lease calls).
     ///
     /// # Errors
     /// As [`StrQueue::pop_lease`].
@@ -288,20 +320,20 @@ impl StrQueue {
             };
             let w = block_on(self.consumers(), &slice, || {
                 match self.str_pop_lease_once(timeout, out, Some(&slice)) {
-                    Ok(Some(x)) => Ok(Ok(x)),
-                    Ok(None) => Err(Miss::Settled),
-                    Err(e) => Ok(Err(e)),
+                    Ok(Ok(Some(x))) => Ok(Ok(x)),
+                    Ok(Ok(None)) => Err(Miss::Settled),
+                    Ok(Err(f)) => Ok(Err(Err(f))),
+                    Err(e) => Ok(Err(Ok(e))),
                 }
             });
-            match w {
-                Waited::Done(Ok(x)) => return Ok(Waited::Done(x)),
-                Waited::Done(Err(e)) => return Err(e),
-                Waited::Interrupted => return Ok(Waited::Interrupted),
-                Waited::TimedOut if deadline.expired() => {
+            // The lock bound: the handle's lock timeout.
+            match slice_outcome(w, &slice, deadline) {
+                Some(Ok(Waited::TimedOut)) => {
                     self.count_empty();
                     return Ok(Waited::TimedOut);
                 }
-                Waited::TimedOut => {}
+                Some(r) => return r,
+                None => {}
             }
         }
     }
@@ -364,6 +396,56 @@ impl StrQueue {
         }
     }
 
+    /// A plain pop's look for dead holders and passed deadlines while
+    /// lease records are in use (the header word said so): when one is
+    /// due (every [`SCAN_NS`], or `SCAN_NS / 20` when the queue looks
+    /// empty, as `pop_lease`), take both locks, return what must come
+    /// back to the front, and unlock; the pop then goes on as usual.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn plain_lease_look(&self) {
+        let Some(t) = Table::of(&self.region) else {
+            return;
+        };
+        let now = now_ns();
+        let gap = if self.looks_empty() {
+            SCAN_NS / 20
+        } else {
+            SCAN_NS
+        };
+        if !t.look_due(now, gap) {
+            return;
+        }
+        if let Ok(mut l) = self.lease_locked() {
+            self.str_lease_look(&t, now, gap);
+            let returning = self.put_back(&t, &mut l);
+            self.lease_finish(&t, l, &returning);
+        }
+    }
+
+    /// Whether lease records are in use (held, or returned and waiting
+    /// for room): the one load a plain pop pays for leases.
+    #[inline(always)]
+    pub(super) fn leases_busy(&self) -> bool {
+        self.header().lease_busy.load(Ordering::Relaxed) != 0
+    }
+
+    /// Returned items waiting in the lease table for room in the queue
+    /// (a snapshot, without the lock).
+    #[inline(always)]
+    pub(super) fn returned_in_table(&self) -> u64 {
+        if !self.leases_busy() {
+            return 0;
+        }
+        self.returned_in_table_busy()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn returned_in_table_busy(&self) -> u64 {
+        Table::of(&self.region).map_or(0, |t| t.stats().waiting)
+    }
+
     /// Counters and gauges of the leases (after a look for dead holders).
     pub fn lease_stats(&self) -> LeaseStats {
         let Ok(t) = self.lease_table() else {
@@ -374,12 +456,35 @@ impl StrQueue {
     }
 
     /// The leases open or waiting, oldest pop first (after a look for
-    /// dead holders); `value` is the stored length.
+    /// dead holders); `value` is the item's length (decoded, for one
+    /// stored compressed), `stored` the bytes it takes.
     pub fn leases(&self) -> Vec<LeaseInfo> {
         let Ok(t) = self.lease_table() else {
             return Vec::new();
         };
-        self.str_lease_look_now(&t);
-        t.list(true)
+        let Ok(mut l) = self.lease_locked() else {
+            return t.list(true);
+        };
+        self.str_lease_look(&t, now_ns(), 0);
+        let returning = self.put_back(&t, &mut l);
+        let mut v = t.list(true);
+        // Those being pushed back are free once the commit below lands.
+        v.retain(|info| !returning.contains(&((info.id & 0xFFFF) as usize)));
+        for info in &mut v {
+            let Some((off, lw, _)) = t.data_of((info.id & 0xFFFF) as usize) else {
+                continue;
+            };
+            if lw & LEN_PACKED != 0 {
+                let len = u64::from(lw & !LEN_PACKED);
+                // SAFETY: `data_of` checked `off + len` against the area;
+                // we hold the lock. A frame header is at most 18 bytes.
+                let head = unsafe { t.bytes(off, len.min(18)) };
+                if let Some(n) = compress::content_size(head) {
+                    info.value = n.min(i64::MAX as u64) as i64;
+                }
+            }
+        }
+        self.lease_finish(&t, l, &returning);
+        v
     }
 }

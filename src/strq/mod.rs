@@ -220,8 +220,14 @@
 //!
 //! # Waiting
 //!
-//! Blocking calls use [`block_on`] with an attempt that takes the locks
-//! the call needs, tries once and unlocks. A successful push wakes one
+//! Blocking calls use [`block_on_looking`](crate::wait::block_on_looking)
+//! with an attempt that takes the locks the call needs, tries once and
+//! unlocks; the retries before a waiter announces itself only look
+//! without the lock (`looks_empty`, `looks_full`), and `pop_wait`'s
+//! attempt looks first too, taking its locks only when the look shows an
+//! item (an "empty" it believes only after settling, as below), so a
+//! blocked consumer takes about one lock per item it receives, however
+//! long it waits. A successful push wakes one
 //! consumer (one item can satisfy one consumer). A pop frees a slot *and a
 //! variable number of arena bytes*, which may let several blocked
 //! producers in, or none of the first one woken (a big string) while a
@@ -254,9 +260,10 @@
 //! back lock go (so that it never waits for the front lock holding the
 //! back one), then takes the back lock again for its second try. Calls
 //! at the other ends hold both locks and need no settling. A blocked
-//! `pop_lease_wait` answers "empty" from the look without the locks
-//! while its last lease scan is recent; it settles with the back before
-//! it believes that look, and looks again (the loom model
+//! `pop_wait` (either end) answers "empty" from the look without the
+//! locks, and so does `pop_lease_wait` while its last lease scan is
+//! recent; each settles with the back before it believes that look, and
+//! looks again (the loom model
 //! `loom_str_split_blocked_lease_look_settles_with_the_back`; its twin
 //! that believes the look at once loses the wake-up). The loom model
 //! `loom_str_split_blocked_consumer_settles_with_the_back` checks this as
@@ -581,9 +588,11 @@ impl StrQueue {
     /// # Examples
     ///
     /// See [`StrQueue::clear`].
+    #[inline(never)]
     pub fn len(&self) -> u64 {
         let (b, f) = self.words();
-        state::span(str_word_pos(b), f.head).min(self.capacity())
+        // HOOK(lease): items back from leases waiting for room count too.
+        state::span(str_word_pos(b), f.head).min(self.capacity()) + self.returned_in_table()
     }
 
     /// The back word and the front state, read without the locks as a
@@ -620,7 +629,8 @@ impl StrQueue {
 
     /// Whether every slot is taken (a snapshot; the arena may fill first).
     pub fn is_full(&self) -> bool {
-        self.len() >= self.capacity()
+        let (b, f) = self.words();
+        state::span(str_word_pos(b), f.head) >= self.capacity()
     }
 
     /// Slot count.
@@ -711,12 +721,31 @@ impl StrQueue {
         let (b, f) = self.snapshot();
         let (fa, fc) = h.str_lock_counters(false);
         let (ba, bc) = h.str_lock_counters(true);
+        // Items back from leases: pushed again at the front (the commit
+        // counts that push), or waiting in the table for room. Each item
+        // counts one push, and its pop no longer counts until it is taken
+        // again: so push_ok - pop_ok is the size.
+        let (back, waiting) = match crate::lease::Table::of(&self.region) {
+            Some(t) => {
+                let s = t.stats();
+                let ended = s
+                    .released
+                    .wrapping_add(s.returned_dead)
+                    .wrapping_add(s.returned_timeout);
+                (ended.wrapping_sub(s.waiting), s.waiting)
+            }
+            None => (0, 0),
+        };
         Stats {
-            size: state::span(b.tail, f.head).min(self.capacity()),
+            size: state::span(b.tail, f.head).min(self.capacity()) + waiting,
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
-            push_ok: b.push_ok.wrapping_add(f.pushes),
-            pop_ok: f.pop_ok.wrapping_add(b.pops),
+            push_ok: b.push_ok.wrapping_add(f.pushes).wrapping_sub(back),
+            pop_ok: f
+                .pop_ok
+                .wrapping_add(b.pops)
+                .wrapping_sub(back)
+                .wrapping_sub(waiting),
             push_full: h.str_push_full().load(Ordering::Relaxed),
             pop_empty: h.str_pop_empty().load(Ordering::Relaxed),
             recoveries: h.str_recoveries.load(Ordering::Relaxed),

@@ -494,7 +494,9 @@ keeps pace with it cannot make it run (and its list grow) for ever.
 
 The number of items in the queue at one instant. With other processes
 working on the queue it is a snapshot that may be stale when you read it;
-it is never negative and never above the capacity.
+it is never negative and never above the capacity, except by the items
+back from leases that wait beside the ring or for room (see
+L<Data::Queue::Shared::Leases/Where returned items go>), which it counts.
 
 =item capacity
 
@@ -541,6 +543,9 @@ leases maps 2432 bytes.
 =item push_ok, pop_ok
 
 Items pushed and popped since the queue was created, by all processes.
+Each item counts once, however often it was leased: an item back from a
+lease (see L<Data::Queue::Shared::Leases/Where returned items go>) is not
+pushed again, and its pop stops counting until it is taken again.
 In the integer queues the items L</clear> removes count as popped (as in
 the C implementation); in a Str queue they do not (see L<Data::Queue::Shared::Str/clear>).
 
@@ -1034,7 +1039,15 @@ queue one last time and goes to sleep, it announces itself in a waiter
 count, and every push or pop that could unblock it reads that count
 afterwards; so a wake-up is never lost between the look and the sleep. When
 the count is zero, which is the normal case for a busy queue, push and pop
-make no system call at all. In the integer queues a push wakes one
+make no system call at all. Before it announces itself, a waiter looks
+again a few times, spinning, then yielding the CPU, since in a busy
+stream the next item is usually a moment away; how many times adapts to
+what the waits of this thread on this queue found: the looks double
+(up to 128) when the item came during them or soon after the sleep began,
+and halve (down to 4, a few hundred nanoseconds) when the sleep was
+longer. So a worker waiting on an idle or slow queue costs about what a
+process asleep in the kernel costs, and one in a busy stream keeps its
+spin (see L</BENCHMARKS>). In the integer queues a push wakes one
 sleeping consumer, a batch wakes as many as it made possible, and
 L</clear> wakes every producer. The Str queue wakes producers more
 generously; see L<Data::Queue::Shared::Str/WAKE-UPS>.
@@ -1224,6 +1237,15 @@ calls in a row that woke nobody, by any processes, the count is reset and
 every sleeper woken, and the live ones count themselves again (see
 L<Data::Queue::Shared::Format/SLOTS> for the details). Waiters that are alive are woken as usual
 throughout.
+
+A queue file that another process truncates (C<truncate>, C<ftruncate>,
+or a C<cp> over it) while it is mapped kills every process that then
+touches a page past the new end with C<SIGBUS>, as it does with every
+design that shares memory through a mapped file: the kernel has no page to
+give. Nothing in the queue can check for it first. Keep queue files where
+only their users can write them (see C<$mode> under L</new>). A queue in a
+memfd (L</new_memfd>) is sealed against shrinking and growing
+(C<F_SEAL_SHRINK>, C<F_SEAL_GROW>): a truncate of it fails with C<EPERM>.
 
 The Str queue holds a lock for a few instructions in every operation:
 the back lock for a push, the front lock for a pop, both for
@@ -1516,6 +1538,22 @@ the MCE row of the same kind of item. The last line is the median, over
 the runs, of our string rate divided by our integer rate in the same run.
 C<DQS_BENCH_SECTION=NON-BLOCKING> (a pattern matched against the section
 titles) runs that section alone.
+
+=item *
+
+A last section, C<IDLE WAIT>, measures what a blocked consumer costs: a
+forked consumer waits in its blocking call while the parent hands it one
+item per millisecond for C<DQS_IDLE_SECS> seconds (default 10, so the
+section takes about a minute per run), and the row is the consumer's own
+CPU time (user and system, from F</proc/self/schedstat>, else C<times>)
+as a percentage of one core. The floor is a consumer asleep in the
+kernel, woken by the same producer: a pipe C<read> and, when installed,
+L<IPC::Msg>'s C<msgrcv>. Our rows are C<pop_wait> of C<Int> and C<Str>;
+the Str row also shows the lock acquisitions per item delivered (the
+change of C<lock_acquired>, the producer's pushes included, so 2.00 is
+one lock per push and one per pop). The L<MCE::Queue> row measures the
+manager waiting in C<dequeue> while one worker enqueues.
+C<DQS_BENCH_SECTION=IDLE> runs it alone.
 
 =item *
 

@@ -110,7 +110,8 @@ sub memfd_sealed_ok {
     $seals = 0 + ($seals // 0);
     Test::More::ok($seals & F_SEAL_SHRINK, 'sealed against shrinking');
     Test::More::ok($seals & F_SEAL_GROW, 'sealed against growing');
-    Test::More::ok(!truncate($dup, 0), 'truncate to 0 fails');
+    Test::More::ok(!truncate($dup, 0) && $!{EPERM}, 'truncate to 0 fails with EPERM')
+        or Test::More::diag("truncate: $!");
     Test::More::ok(!truncate($dup, 1 << 20), 'growing fails');
     close $dup;
 }

@@ -317,7 +317,9 @@ does not fit, until all are in or the timeout passes. The timeout comes
 first and is required: C<-1> waits as long as it takes, C<0> and C<undef>
 try once (see L<Data::Queue::Shared/COMPATIBILITY>). Returns the number pushed,
 which is less than C<scalar @values> only on timeout. While it sleeps, other
-producers' items may get in between its own.
+producers' items may get in between its own. Its waits for the back lock
+end at the timeout too (a stopped holder, say), not at the handle's
+L</lock_timeout>.
 
 =item pop_multi
 
@@ -453,18 +455,29 @@ multiples of 8, plus wrap waste. 0 when the queue is empty.
 =item lock_acquired
 
 How many times any process has taken one of the queue's two locks, the
-sum of both (a C<push> or C<pop> takes one lock once, so a producer and a
-consumer moving N items take 2N; C<push_front>, C<pop_back>, C<clear>
-and the lease calls take both, counting 2, or more when they found the
-front lock held; a waiting call takes its locks once per attempt, and a
-blocked one that found nothing may take both once more, see
-L</"THE LOCKS">; a non-blocking pop of
-an empty queue, or push to a queue with every slot taken, takes none).
+sum of both: every acquisition counts once, whether the lock was free,
+waited for, or taken over from a dead holder. A C<push> or C<pop> takes
+one lock once, so a producer and a consumer moving N items take 2N;
+C<push_front>, C<pop_back>, C<clear> and the lease calls take both,
+counting 2, or more when they found the front lock held. A non-blocking
+pop of an empty queue, or push to a queue with every slot taken, takes
+none. The blocking calls count the same way: C<pop_wait> and
+C<pop_back_wait> take their locks only when the look without a lock
+shows an item, so a blocked consumer counts one acquisition per item it
+receives (two for C<pop_back_wait>), plus one when, about to sleep, it
+found a producer holding the back lock and waited for it (see
+L</"THE LOCKS">); while it waits with nothing coming it counts none.
+C<push_wait> likewise looks at the slot count without a lock while it
+waits; a push that waits for arena bytes takes the back lock, and the
+front lock once, at each look.
 
 =item lock_contended
 
-How many of those found the lock held by another process and had to spin
-or sleep for it (counted modulo 2**32 for each lock, then summed).
+How many of those acquisitions found the lock held by another process
+(or by a dead one, then taken over) and had to spin or sleep for it
+before taking it (counted modulo 2**32 for each lock, then summed). A
+call that only tries a lock and goes on without it (see L</"THE LOCKS">)
+counts nothing until it takes it.
 C<lock_contended / lock_acquired> tells how much producers get in each
 other's way, and consumers in each other's (a producer and a consumer
 take different locks).
@@ -574,10 +587,11 @@ one C<membarrier> call each, see L<Data::Queue::Shared::Format/"The lock
 words">). A process that finds a lock held spins briefly, since the
 holder only does a few loads and stores and one copy of a string, and
 then sleeps on the futex until the holder wakes it. A blocked C<pop_wait>
-that finds the queue empty looks at the back lock before it sleeps (and,
-if a producer holds it, waits for it once), and a blocked C<push_wait>
-at the front lock, with the back lock let go, so that no push or pop it
-must see can slip past it.
+looks at the two ends' positions without a lock, and takes a lock only
+when they show an item; when they show none it looks at the back lock
+before it believes them and sleeps (and, if a producer holds it, waits
+for it once), and a blocked C<push_wait> at the front lock, with the back
+lock let go, so that no push or pop it must see can slip past it.
 
 So a consumer stopped (C<SIGSTOP>, a debugger) while it holds the front
 lock holds up the other consumers and every call that needs both locks,
@@ -619,6 +633,22 @@ holder that is only stopped (C<SIGSTOP>, a debugger) is alive and is never
 taken over; all processes sharing a queue must be in the same pid
 namespace.
 
+A lock word that no queue user wrote (the file scribbled on by a bug or
+another program) is taken over too, as from a dead holder, so that a call
+without a timeout does not wait for ever on it: a word whose process id
+bits are 0 or whose high bit is set (no locker writes those), after one poll
+interval; a word naming the waiting process itself when that process has
+only one thread (it is waiting, so it cannot be holding); and a word naming
+a live process that has not recorded itself as the holder for one second.
+Every holder records its process id and start time next to the word right
+after taking the lock, a few instructions later on the same cache line, so
+a live process named by the word without that record for a second never
+took the lock (pid 1, say, written over the word). The exception is a
+process that is stopped or traced: it could have stopped in those few
+instructions, so it counts as a holder, and only timeouts end a wait for
+it. The Int lease lock (see L<Data::Queue::Shared::Leases>) is judged the
+same way.
+
 =over 4
 
 =item lock_timeout
@@ -635,7 +665,11 @@ timeout is set, those calls set C<$!> to 0 when they fail because the queue
 is full or empty, so C<$!{ETIMEDOUT}> tells the two apart. The default,
 C<undef>, waits as long as the holder lives. The setting belongs to this
 handle in this process (it is not shared, and a child inherits its parent's
-value with the handle); the C<*_wait> calls use their own timeout instead.
+value with the handle); the C<*_wait> calls (C<push_wait_multi> included)
+use their own timeout instead. The lease calls wait for the locks up to the
+lock timeout too, but croak C<... lock timeout> when it passes (see
+L<Data::Queue::Shared::Leases/"LOCK TIMEOUTS">); C<pop_lease_wait> also
+stops at its own timeout, returning an empty list.
 Returns the (new) setting; croaks on a negative or non-numeric value.
 
 Signal handlers do not run while a non-blocking call waits for the lock
