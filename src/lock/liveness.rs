@@ -152,7 +152,7 @@ pub(super) fn not_a_holder(_pid: u32, _tag: u64) -> bool {
 
 /// How long a waiter watches a live process named by a lock word whose
 /// tag names another before it decides that process is no holder (see
-/// [`not_a_holder`]): far longer than the few instructions between a
+/// `not_a_holder`): far longer than the few instructions between a
 /// holder's CAS and its tag store on any machine that is not stopping
 /// the holder.
 pub const IMPOSTOR_NS: u64 = 1_000_000_000;
