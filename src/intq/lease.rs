@@ -446,13 +446,15 @@ impl<T: Element> IntQueue<T> {
         self.region().header().lease_busy.load(Ordering::Relaxed) != 0
     }
 
-    /// Returned items waiting (the header word).
+    /// Returned items waiting (the header word, which shared memory may
+    /// have scribbled: never more than the table has records).
     #[inline]
     pub(crate) fn returned_waiting(&self) -> u64 {
         self.region()
             .header()
             .lease_returned
             .load(Ordering::Relaxed)
+            .min(self.region().geometry().max_leases)
     }
 
     /// `peek` of an empty ring when items came back from leases: the

@@ -592,7 +592,7 @@ impl<T: Element> IntQueue<T> {
     #[cold]
     #[inline(never)]
     fn len_busy(&self) -> u64 {
-        self.ring().len() + self.returned_waiting()
+        self.ring().len().saturating_add(self.returned_waiting())
     }
 
     /// Whether the queue is empty (a snapshot).
@@ -706,7 +706,7 @@ impl<T: Element> IntQueue<T> {
         // item counts one push and at most one pop.
         let waiting = self.returned_waiting();
         Stats {
-            size: ring.len() + waiting,
+            size: ring.len().saturating_add(waiting),
             capacity: self.capacity(),
             mmap_size: self.region.mapped_len(),
             push_ok: ring.pushed().wrapping_sub(skipped),

@@ -268,7 +268,7 @@ fn header_case(seed: u64, st: &Status) {
             assert!(g.capacity.is_power_of_two() && g.capacity >= 2);
             assert_eq!(
                 Some(g),
-                Geometry::compute(want, g.capacity, g.arena_cap),
+                Geometry::compute_with(want, g.capacity, g.arena_cap, g.max_leases, g.lease_bytes),
                 "inconsistent geometry"
             );
         }
