@@ -1,5 +1,11 @@
-//! The crate's modules form layers that only point down: no module reaches,
-//! directly or through others, back to itself.
+//! The crate's modules form layers that only point down: each module uses
+//! only modules that README.pod's Architecture table lists below it, and
+//! no module reaches, directly or through others, back to itself.
+//!
+//! The table is read from README.pod: in the Architecture section, every
+//! verbatim line indented by exactly four spaces is a row, and its first
+//! word names the row's modules (`intq/`, `wait.rs`, or several separated
+//! by commas, as `stats.rs, error.rs`); rows are listed top to bottom.
 //!
 //! The graph is read from the sources: a module is a file `src/NAME.rs` or
 //! a folder `src/NAME/`, and it depends on every module it names as
@@ -231,6 +237,125 @@ fn find_cycle(g: &Graph) -> Option<Vec<String>> {
     let mut done = BTreeSet::new();
     g.keys()
         .find_map(|m| visit(g, m, &mut Vec::new(), &mut done))
+}
+
+/// README.pod's layer table: each module's row, counted from the top.
+fn layer_table(readme: &str) -> BTreeMap<String, usize> {
+    let start = readme
+        .find("\n=head2 Architecture\n")
+        .expect("README.pod has an Architecture section");
+    let section = &readme[start + 1..];
+    let section = &section[..section[1..]
+        .find("\n=head2 ")
+        .map_or(section.len(), |e| e + 1)];
+    let mut rows = BTreeMap::new();
+    let mut row = 0;
+    for line in section.lines() {
+        let Some(rest) = line.strip_prefix("    ") else {
+            continue;
+        };
+        if rest.starts_with(' ') || rest.is_empty() {
+            continue;
+        }
+        // The names: up to the first word that does not end in `.rs` or
+        // `/` (or `.rs,`: the row lists more).
+        for word in rest.split_whitespace() {
+            let name = word.trim_end_matches(',');
+            let Some(m) = name.strip_suffix(".rs").or_else(|| name.strip_suffix('/')) else {
+                break;
+            };
+            let m = m.split('/').next().unwrap().to_string();
+            assert!(
+                rows.insert(m.clone(), row).is_none(),
+                "README.pod lists {m} twice"
+            );
+            if !word.ends_with(',') {
+                break;
+            }
+        }
+        row += 1;
+    }
+    rows
+}
+
+/// Every import of `g` that does not point to a row further down
+/// `table`, and every module `table` does not list, as messages.
+fn upward(g: &Graph, table: &BTreeMap<String, usize>) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (m, deps) in g {
+        let Some(&rm) = table.get(m) else {
+            bad.push(format!("{m} is not in README.pod's layer table"));
+            continue;
+        };
+        for d in deps {
+            match table.get(d) {
+                Some(&rd) if rd > rm => {}
+                Some(&rd) => bad.push(format!(
+                    "{m} (row {rm}) uses {d} (row {rd}), which the table lists {}",
+                    if rd == rm {
+                        "in the same row"
+                    } else {
+                        "above it"
+                    }
+                )),
+                None => {} // reported as a module of its own
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn imports_point_down_the_readme_layer_table() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let g = graph(&root.join("src"));
+    let table = layer_table(&fs::read_to_string(root.join("README.pod")).unwrap());
+    // The reader sees what it should: the table's ends and a middle.
+    assert!(table["ffi"] < table["any"] && table["intq"] < table["lease"]);
+    assert!(table["wait"] < table["lock"] && table["stats"] == table["error"]);
+    for m in table.keys() {
+        assert!(
+            g.contains_key(m) || m == "bin",
+            "README.pod's layer table lists {m}, which is no module"
+        );
+    }
+    let bad = upward(&g, &table);
+    assert!(bad.is_empty(), "imports that point up:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_table_refuses_an_upward_import() {
+    let readme = "=head1 X\n\n=head2 Architecture\n\n=item X\n\n    a.rs      top\n    b/        \
+                  middle\n                  still b\n    c.rs, d.rs  bottom\n\n\
+                  =head2 Next\n\n    e.rs      not in the section\n";
+    let table = layer_table(readme);
+    assert_eq!(
+        table,
+        BTreeMap::from([
+            ("a".to_string(), 0),
+            ("b".to_string(), 1),
+            ("c".to_string(), 2),
+            ("d".to_string(), 2)
+        ])
+    );
+    let mut g = Graph::new();
+    for (a, b) in [("a", "b"), ("a", "c"), ("b", "d")] {
+        g.entry(a.into()).or_default().insert(b.into());
+    }
+    g.entry("c".into()).or_default();
+    g.entry("d".into()).or_default();
+    assert!(upward(&g, &table).is_empty());
+    g.entry("c".into()).or_default().insert("b".into());
+    g.entry("d".into()).or_default().insert("c".into());
+    g.entry("e".into()).or_default();
+    assert_eq!(
+        upward(&g, &table),
+        [
+            "c (row 2) uses b (row 1), which the table lists above it",
+            "d (row 2) uses c (row 2), which the table lists in the same row",
+            "e is not in README.pod's layer table",
+        ]
+    );
 }
 
 #[test]

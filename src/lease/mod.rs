@@ -27,7 +27,7 @@
 //! (`LeaseHead::lock`, the crate's robust lock with dead-holder takeover),
 //! for Str the queue's lock. A holder killed inside leaves the lock held;
 //! the process that takes it over repairs the table before anything else
-//! (`recover` in int.rs and src/strq/lease.rs). A plain push never takes
+//! (`recover` in src/intq/lease.rs and src/strq/lease.rs). A plain push never takes
 //! these locks. A plain pop reads one header word,
 //! [`Header::lease_busy`](crate::layout::Header::lease_busy), the number of
 //! records not free, and goes to the table only when it is not zero: then
@@ -89,11 +89,10 @@ use crate::sync::{AtomicU64, Ordering};
 use crate::testpoint::Point;
 use crate::Error;
 
-// The Int queue's lease methods (on `IntQueue`'s crate-visible parts).
-// The ring's noted take and the Str queue's lease methods need those
-// modules' private parts, so they are their children: src/ring/noted.rs
+// This module is the table both queues share. Each queue's lease methods
+// live with the queue, as children for its private parts:
+// src/intq/lease.rs (with the ring's pop for it, src/ring/lease_pop.rs)
 // and src/strq/lease.rs.
-mod int;
 #[cfg(all(test, not(loom)))]
 mod tests;
 

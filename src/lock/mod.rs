@@ -162,7 +162,7 @@
 //!   process death;
 //! * `robust.rs`: the robust acquisition: watching a stuck holder and the
 //!   crash takeover;
-//! * `tests.rs`, `loom.rs`: the unit tests and the loom model.
+//! * `tests.rs`: the unit tests (the loom models are in src/models/).
 //!
 //! [`RESET_AFTER`]: crate::layout::RESET_AFTER
 
@@ -351,6 +351,3 @@ impl Drop for LockGuard<'_> {
 
 #[cfg(all(test, not(loom)))]
 mod tests;
-
-#[cfg(all(test, loom))]
-mod loom;

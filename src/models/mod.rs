@@ -1,6 +1,6 @@
-//! Loom models across modules: the blocking protocol, the Str lock and the
-//! Str state, one file per subject here (the ring's own models are in
-//! `ring/loom.rs`).
+//! Every loom model of the crate, one file per subject (the stand-ins loom
+//! runs them on, the futex model in futex.rs and process death in the lock
+//! module, stay beside the code they replace).
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`. Under
 //! loom the futex is the model in futex.rs, where a waiter without a
@@ -9,6 +9,14 @@
 //! thread that keeps polling, an exceeded branch budget). Process death for
 //! the lock takeover is the model in the lock module (`model_deaths`).
 //!
+//! * `ring_ops.rs`, the real ring on its own: producers, consumers and
+//!   batches, each thread a model process with its own intent record, and
+//!   the repair of positions a dead owner held (live owners never
+//!   repaired).
+//! * `lease.rs`, the Int lease protocol: the ring's pop for `pop_lease`
+//!   against plain pops and pushes, with a leaser that dies before or after
+//!   its take (the lease record reduced to three words, see the file).
+//! * `lock_plain.rs`, the plain lock: two lockers never overlap.
 //! * `wake.rs`, wait/wake ([`block_on`](crate::wait::block_on) and
 //!   [`Side::wake`](crate::wait::Side::wake)): a consumer blocks on an
 //!   empty queue and a producer pushes; two consumers block and are served
@@ -42,8 +50,11 @@
 //!   (`should_panic`); a side's commit (copies, then its word) with a
 //!   holder that dies after each of its stores.
 
+mod lease;
 mod lock;
+mod lock_plain;
 mod ring;
+mod ring_ops;
 mod strq;
 mod wake;
 

@@ -4,7 +4,8 @@
 //! the sleeper (both SeqCst fences under loom, which is what the pair
 //! amounts to; no `sc_fence` stand-in is needed, unlike the models of
 //! `wake.rs`: the code itself has the fences), and the Int64 slot (two
-//! words, two plain stores). The ring's own models are in ring/loom.rs.
+//! words, two plain stores). The ring's own models are in
+//! ring_ops.rs.
 
 use super::model;
 use crate::futex::Deadline;

@@ -4,12 +4,35 @@
 //! at the other end taking both locks; and a blocked consumer that
 //! settles with the back before it sleeps.
 //!
-//! The queue is reduced to what the protocol needs: item values in slots
-//! and one 8-byte arena cell per item, both in loom `UnsafeCell`s, so that
+//! A hand-written reduction, not the real code: the Str queue lives in a
+//! mapped region whose atomics loom cannot own, so these models copy its
+//! steps, and a change to src/strq/ does not reach them. Keep them in step
+//! with what they mirror:
+//!
+//! * `Split::push_locked` and `try_push`: the fast push,
+//!   `StrQueue::push_back_with` and `looks_full` (src/strq/fast.rs): the
+//!   look, the back lock, both words, the room check, the bytes and the
+//!   slot, then the back word;
+//! * `Split::take`, `try_pop`, `pop_back`: `StrQueue::pop_front_held` and
+//!   `looks_empty` (src/strq/fast.rs), and a back pop taking the back lock
+//!   then the front lock (`Ends`, src/strq/locking.rs);
+//! * the side words, each a new copy and a switch: `StrQueue::commit_back`,
+//!   `commit_front` and `switch` (src/strq/state.rs);
+//! * `wait_model_any`: `StrQueue::pop_wait_checked` (src/strq/blocking.rs)
+//!   with its settle with the back (`settle_with`, src/strq/locking.rs),
+//!   and `str_pop_lease_once`'s look with `pop_lease_wait`
+//!   (src/strq/lease.rs);
+//! * `loom_str_side_commit_survives_a_dead_holder`: the two state copies
+//!   and the word of `StrQueue::commit_back` / `commit_front`
+//!   (src/strq/state.rs) with a holder that dies after each store.
+//!
+//! The reduction keeps what the protocol needs: item values in slots and
+//! one 8-byte arena cell per item, both in loom `UnsafeCell`s, so that
 //! loom reports any access to them that the side words do not order (a
 //! producer reusing a cell the consumer still reads, a consumer reading a
-//! slot before it was published). The side words use the real encoding
-//! (`str_word`), the locks are the real robust lock.
+//! slot before it was published). What is real: the side words' encoding
+//! (`str_word` and its readers, src/layout.rs), the robust lock
+//! (src/lock/) and the wait/wake of src/wait.rs.
 
 use super::lock::robust;
 use super::model;
@@ -175,8 +198,8 @@ impl Split {
 
 /// A producer pushes 1, 2, 3 into two slots and two cells with
 /// non-blocking pushes, retrying when full, while a consumer pops
-/// non-blocking until it has all three (the benchmark pattern of issue
-/// 21), each under its own lock: every item arrives once and in order,
+/// non-blocking until it has all three (the benchmark's pattern), each
+/// under its own lock: every item arrives once and in order,
 /// and loom finds no access to a slot or cell that the side words leave
 /// unordered (a cell reused before its item was copied out, a slot read
 /// before it was published).
@@ -261,8 +284,7 @@ fn wait_model<const SETTLE: bool>() {
 /// two side words (Relaxed, no lock), as `str_pop_lease_once` and
 /// `pop_wait_checked` do, and
 /// with `LOOK_SETTLES` it settles with the back before it believes the
-/// look (as `pop_lease_wait` does: a look believed at once loses the
-/// wake-up, see the next model).
+/// look (as `pop_lease_wait` does).
 fn wait_model_any<const SETTLE: bool, const LOOK: bool, const LOOK_SETTLES: bool>() {
     /// A lock of the TSO model: a CAS that is a full barrier, a plain
     /// Release store to unlock.
@@ -383,9 +405,8 @@ fn loom_str_split_blocked_lease_look_settles_with_the_back() {
     wait_model_any::<true, true, true>();
 }
 
-/// The same with a look that is believed at once (as `pop_lease_wait`
-/// did before it settled first): the wake-up is lost, whatever a locked
-/// miss does.
+/// The same with a look that is believed at once (without the settle):
+/// the wake-up is lost, whatever a locked miss does.
 #[test]
 #[should_panic]
 fn loom_str_split_blocked_lease_look_without_settling_loses_the_wake_up() {

@@ -21,9 +21,10 @@ impl<T: Element> Ring<'_, T> {
         Ok(m as usize)
     }
 
-    /// Publish `vals` into the reserved positions from `t`, in order.
+    /// Publish `vals` into the reserved positions from `t`, in order
+    /// (crate-visible for the loom models, src/models/).
     #[inline]
-    pub(super) fn publish_run(&self, t: u64, vals: &[T]) {
+    pub(crate) fn publish_run(&self, t: u64, vals: &[T]) {
         for (i, &v) in vals.iter().enumerate() {
             let p = t.wrapping_add(i as u64);
             self.slot(p).put(self.lap(p), v);

@@ -110,7 +110,8 @@
 //! is woken by no pop.
 //!
 //! Claiming records, the overflow record for when the table is full of
-//! live owners, and fork are in `records.rs` and `intq.rs`.
+//! live owners, and fork are in `records.rs` (the shared table) and
+//! `intq/record_cache.rs` (each thread's cache of its records).
 //!
 //! # Waiters
 //!
@@ -148,15 +149,13 @@
 //! in flight), never read out of bounds or spin for ever.
 //!
 //! The waiting side (futex sleep when full or empty) lives in `wait.rs`
-//! and `intq.rs`; the ring only offers non-blocking operations plus what
+//! and `intq/`; the ring only offers non-blocking operations plus what
 //! the waiters need.
 
 mod batch;
 #[cfg(test)]
 pub(crate) mod fixture;
-#[cfg(all(test, loom))]
-mod loom;
-mod noted;
+mod lease_pop;
 pub mod records;
 mod repair;
 mod slot;
@@ -304,14 +303,16 @@ impl<'a, T: Element> Ring<'a, T> {
     }
 
     /// What the slot of `pos` stores when free for it: `pos` less the
-    /// slot's index (see "Slots" in the module docs).
+    /// slot's index (see "Slots" in the module docs). Crate-visible, as
+    /// `slot` and `published`, for the loom models (src/models/).
     #[inline(always)]
-    fn lap(&self, pos: u64) -> u64 {
+    pub(crate) fn lap(&self, pos: u64) -> u64 {
         pos.wrapping_sub(pos & self.mask)
     }
 
+    /// The slot of position `pos`.
     #[inline(always)]
-    fn slot(&self, pos: u64) -> &T::Slot {
+    pub(crate) fn slot(&self, pos: u64) -> &T::Slot {
         // SAFETY: `pos & mask` is below `slots.len()` because the length is
         // `mask + 1`; masking makes any counter value from shared memory safe.
         unsafe { self.slots.get_unchecked((pos & self.mask) as usize) }
@@ -357,7 +358,7 @@ impl<'a, T: Element> Ring<'a, T> {
 
     /// Whether position `p`'s slot holds its producer's value.
     #[inline(always)]
-    fn published(&self, p: u64) -> bool {
+    pub(crate) fn published(&self, p: u64) -> bool {
         let s = self.slot(p);
         s.diff(s.seq(), self.lap(p).wrapping_add(1)) == 0
     }

@@ -1,5 +1,5 @@
 //! White-box tests of the ring: slots, counters, repair and batches,
-//! single-threaded and with threads (the loom models are in `loom.rs`).
+//! single-threaded and with threads (the loom models are in src/models/).
 
 use super::fixture::{dead_tag, live_tag, Repaired};
 use super::records::{self, Record, Side};

@@ -16,7 +16,8 @@ use crate::stats::Stats;
 use crate::sync::Ordering;
 use crate::wait::{block_on_fenced, Side, Waited};
 
-mod records;
+mod lease;
+mod record_cache;
 
 /// A bounded lock-free MPMC queue of `T` (`i64`, `i32` or `i16`) in shared
 /// memory.
@@ -39,7 +40,7 @@ pub struct IntQueue<T: Element> {
     /// Test hook (`DQS_TEST_KILL_POINT`), read when the handle is made.
     hook: Hook,
     /// This handle's id in this process (the key of its intent records,
-    /// see `intq/records.rs`).
+    /// see `intq/record_cache.rs`).
     id: u64,
     _t: PhantomData<T>,
 }
@@ -62,7 +63,7 @@ impl<T: Element> IntQueue<T> {
         IntQueue {
             region,
             hook: Hook::from_env(),
-            id: records::new_id(),
+            id: record_cache::new_id(),
             _t: PhantomData,
         }
     }
@@ -178,12 +179,12 @@ impl<T: Element> IntQueue<T> {
 
     /// The ring for looks that change nothing (no intent record).
     #[inline(always)]
-    pub(crate) fn ring(&self) -> Ring<'_, T> {
+    fn ring(&self) -> Ring<'_, T> {
         Self::ring_of(&self.region).with_hook(self.hook)
     }
 
     #[inline(always)]
-    pub(crate) fn consumers(&self) -> Side<'_> {
+    fn consumers(&self) -> Side<'_> {
         let h = self.region.header();
         Side {
             waiters: &h.pop_waiters,
@@ -192,7 +193,7 @@ impl<T: Element> IntQueue<T> {
     }
 
     #[inline(always)]
-    pub(crate) fn producers(&self) -> Side<'_> {
+    fn producers(&self) -> Side<'_> {
         let h = self.region.header();
         Side {
             waiters: &h.push_waiters,
@@ -771,7 +772,7 @@ impl RepairSource for Region {
     fn repair(&self) -> Repair<'_> {
         let h = self.header();
         Repair {
-            table: records::table(self),
+            table: record_cache::table(self),
             skipped: h.int_skipped(),
             recoveries: &h.recoveries,
         }

@@ -5,10 +5,10 @@
 //! lock's model, `model_deaths`), and live owners never repaired. Run with
 //! `RUSTFLAGS="--cfg loom" cargo test --release --lib loom`.
 
-use super::fixture::Repaired;
-use super::records::Side;
-use super::{Miss, SlotOps};
 use crate::lock::model_deaths::mark_dead;
+use crate::ring::fixture::Repaired;
+use crate::ring::records::Side;
+use crate::ring::{Miss, SlotOps};
 use crate::sync::Ordering;
 use loom::sync::Arc;
 

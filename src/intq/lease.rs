@@ -1,20 +1,20 @@
-//! Leases on the integer queues (see the module docs of `lease`): every
-//! table write holds the table's robust lock; a takeover repairs first.
+//! Leases on the integer queues (the table they use, shared with Str, is
+//! the `lease` module; see its docs): every table write holds the table's
+//! robust lock; a takeover repairs first.
 
-use super::{
-    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Point, Table,
-    FREE, HELD, RETURNED, SCAN_NS, TAKING,
-};
+use super::IntQueue;
 use crate::futex::Deadline;
-use crate::intq::IntQueue;
+use crate::lease::{
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table, FREE,
+    HELD, LOOK_EVERY_SECS, RETURNED, SCAN_NS, TAKING,
+};
 use crate::lock::{LockFail, LockGuard};
 use crate::ring::Element;
 use crate::sync::Ordering;
+use crate::testpoint::Point;
 use crate::wait::{block_on_fenced, Waited};
 
 type LResult<T> = std::result::Result<T, LeaseError>;
-
-use super::LOOK_EVERY_SECS;
 
 /// Longest wait for the Int lease lock (see `lease_lock`).
 const LOCK_SECS: f64 = 1.0;
