@@ -31,7 +31,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::layout::{Geometry, Variant, HEADER_SIZE};
-use crate::lease::{state_name, LeaseInfo, LeaseStats, Table};
+use crate::lease::{state_name, DeadItem, LeaseError, LeaseInfo, LeaseStats, Table};
 use crate::region::{incompatible, small_file_error, validate_header, Region, Request};
 use crate::stats::Stats;
 use crate::{IntQueue, StrQueue};
@@ -512,6 +512,101 @@ impl AnyQueue {
             ));
         }
         o
+    }
+}
+
+// HOOK(work): the work-queue calls of a queue of any variant (see the
+// `lease` module's "Work queue" docs).
+macro_rules! each {
+    ($self:expr, $q:ident => $body:expr) => {
+        match $self {
+            AnyQueue::Int($q) => $body,
+            AnyQueue::Int32($q) => $body,
+            AnyQueue::Int16($q) => $body,
+            AnyQueue::Str($q) => $body,
+        }
+    };
+}
+
+impl AnyQueue {
+    /// The delivery count of a held lease (`None` once it ended).
+    ///
+    /// # Errors
+    /// As [`IntQueue::ack`](crate::IntQueue::ack).
+    pub fn deliveries(&self, lease: u64) -> std::result::Result<Option<u64>, LeaseError> {
+        each!(self, q => q.deliveries(lease))
+    }
+
+    /// Push a held lease's deadline forward (see
+    /// [`IntQueue::touch`](crate::IntQueue::touch)).
+    ///
+    /// # Errors
+    /// As [`IntQueue::ack`](crate::IntQueue::ack).
+    pub fn touch(&self, lease: u64, timeout: Option<f64>) -> std::result::Result<bool, LeaseError> {
+        each!(self, q => q.touch(lease, timeout))
+    }
+
+    /// Release a lease, its item coming back after `delay` seconds.
+    ///
+    /// # Errors
+    /// As [`IntQueue::ack`](crate::IntQueue::ack).
+    pub fn release_after(&self, lease: u64, delay: f64) -> std::result::Result<bool, LeaseError> {
+        each!(self, q => q.release_after(lease, delay))
+    }
+
+    /// Move a held lease's item to the dead-letter area.
+    ///
+    /// # Errors
+    /// As [`IntQueue::bury`](crate::IntQueue::bury).
+    pub fn bury(&self, lease: u64) -> std::result::Result<bool, LeaseError> {
+        each!(self, q => q.bury(lease))
+    }
+
+    /// Items in the dead-letter area.
+    pub fn dead_count(&self) -> u64 {
+        each!(self, q => q.dead_count())
+    }
+
+    /// The `k`-th oldest dead item; for Str its bytes in `out`: (info,
+    /// utf8).
+    ///
+    /// # Errors
+    /// As [`StrQueue::dead_nth`](crate::StrQueue::dead_nth).
+    pub fn dead_nth(
+        &self,
+        k: u64,
+        out: &mut Vec<u8>,
+    ) -> std::result::Result<Option<(DeadItem, bool)>, LeaseError> {
+        match self {
+            AnyQueue::Int(q) => Ok(q.dead_nth(k).map(|d| (d, false))),
+            AnyQueue::Int32(q) => Ok(q.dead_nth(k).map(|d| (d, false))),
+            AnyQueue::Int16(q) => Ok(q.dead_nth(k).map(|d| (d, false))),
+            AnyQueue::Str(q) => q.dead_nth(k, out),
+        }
+    }
+
+    /// Take the oldest dead item out; for Str its bytes in `out`.
+    ///
+    /// # Errors
+    /// As [`StrQueue::dead_take`](crate::StrQueue::dead_take).
+    pub fn dead_take(
+        &self,
+        out: &mut Vec<u8>,
+    ) -> std::result::Result<Option<(DeadItem, bool)>, LeaseError> {
+        match self {
+            AnyQueue::Int(q) => Ok(q.dead_take()?.map(|d| (d, false))),
+            AnyQueue::Int32(q) => Ok(q.dead_take()?.map(|d| (d, false))),
+            AnyQueue::Int16(q) => Ok(q.dead_take()?.map(|d| (d, false))),
+            AnyQueue::Str(q) => q.dead_take(out),
+        }
+    }
+
+    /// Move up to `n` dead items back to the live queue's front.
+    ///
+    /// # Errors
+    /// As [`IntQueue::kick`](crate::IntQueue::kick).
+    pub fn kick(&self, n: u64) -> std::result::Result<u64, LeaseError> {
+        each!(self, q => q.kick(n))
     }
 }
 

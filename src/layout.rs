@@ -547,6 +547,10 @@ pub const RING_REC_SIZE: u64 = 64;
 
 /// Lease records a queue gets when its creator asks for no number.
 pub const DEFAULT_MAX_LEASES: u64 = 64;
+/// Dead-letter records a queue gets when its creator asks for no number.
+pub const DEFAULT_MAX_DEAD: u64 = 64;
+/// Most dead-letter records a queue may have.
+pub const MAX_DEAD: u64 = 1 << 16;
 /// Most lease records a queue may have.
 pub const MAX_LEASES: u64 = 1 << 16;
 /// Bytes per lease record, and of the table head before them.

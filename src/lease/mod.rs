@@ -200,6 +200,11 @@ pub enum LeaseError {
     LockTimeout,
     /// Str: the leased item could not be decoded (it was acked: gone).
     Corrupt(Error),
+    /// `bury`: the dead-letter area is full (its number of records), or
+    /// the queue has none (0).
+    DeadFull(u64),
+    /// A bad argument (the text says which).
+    BadArg(String),
 }
 
 impl fmt::Display for LeaseError {
@@ -226,6 +231,15 @@ impl fmt::Display for LeaseError {
             }
             LeaseError::LockTimeout => write!(f, "lock timeout"),
             LeaseError::Corrupt(e) => write!(f, "{e}"),
+            LeaseError::DeadFull(0) => write!(
+                f,
+                "this queue has no dead-letter area (created with max_dead 0)"
+            ),
+            LeaseError::DeadFull(n) => write!(
+                f,
+                "the dead-letter area is full ({n} items); kick or drain some, or create the queue with a larger max_dead"
+            ),
+            LeaseError::BadArg(s) => write!(f, "{s}"),
         }
     }
 }
@@ -252,6 +266,31 @@ pub struct LeaseStats {
     pub returned_timeout: u64,
     /// Str: bytes of the lease data area.
     pub lease_bytes: u64,
+    /// Deliveries after which a returning item goes to the dead-letter
+    /// area (0: unlimited).
+    pub max_deliveries: u64,
+    /// Records of the dead-letter area (0: none).
+    pub max_dead: u64,
+    /// Leased hand-outs, ever.
+    pub delivered: u64,
+    /// Items moved to the dead-letter area because their count reached
+    /// `max_deliveries`, ever.
+    pub dead: u64,
+    /// Items buried (moved there by `bury`), ever.
+    pub buried: u64,
+    /// Items kicked back to the live queue, ever.
+    pub kicked: u64,
+    /// Items drained (taken out) of the dead-letter area, ever.
+    pub drained: u64,
+    /// Delayed items waiting for their due time now.
+    pub delayed: u64,
+    /// Touches that moved a deadline, ever.
+    pub touched: u64,
+    /// Items that should have died but found the dead-letter area full
+    /// (returned to the live queue instead), ever.
+    pub dead_full: u64,
+    /// Items in the dead-letter area now.
+    pub dead_items: u64,
 }
 
 /// One open or waiting lease, as `dqs leases` lists it.
@@ -276,6 +315,46 @@ pub struct LeaseInfo {
     /// Str: the bytes the item takes in the lease data area (its
     /// compressed length when stored compressed). Int: 0.
     pub stored: u64,
+    /// Leased hand-outs of the item so far.
+    pub deliveries: u64,
+}
+
+/// Why an item is in the dead-letter area.
+pub const DEAD_RELEASED: u64 = 1;
+/// Its lease deadline passed.
+pub const DEAD_DEADLINE: u64 = 2;
+/// Its holder died.
+pub const DEAD_HOLDER_DIED: u64 = 3;
+/// Buried by its holder.
+pub const DEAD_BURIED: u64 = 4;
+
+/// Name of a dead-letter reason, as the Perl API spells it.
+pub fn reason_name(r: u64) -> &'static str {
+    match r {
+        DEAD_RELEASED => "released",
+        DEAD_DEADLINE => "deadline",
+        DEAD_HOLDER_DIED => "holder died",
+        DEAD_BURIED => "buried",
+        _ => "unknown",
+    }
+}
+
+/// One item of the dead-letter area.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeadItem {
+    /// Pop order of the item (as a lease's `seq`).
+    pub seq: u64,
+    /// Leased hand-outs it had.
+    pub deliveries: u64,
+    /// [`DEAD_RELEASED`], [`DEAD_DEADLINE`], [`DEAD_HOLDER_DIED`] or
+    /// [`DEAD_BURIED`].
+    pub reason: u64,
+    /// CLOCK_REALTIME ns of the move.
+    pub when_ns: u64,
+    /// Int: the value. Str: the item's length (decoded).
+    pub value: i64,
+    /// Str: the bytes it takes in the lease data area. Int: 0.
+    pub stored: u64,
 }
 
 /// Name of a state, for listings.
@@ -291,7 +370,7 @@ pub fn state_name(s: u64) -> &'static str {
 }
 
 pub(crate) use crate::create_opts::set_create_options;
-pub use crate::create_opts::with_create_options;
+pub use crate::create_opts::{with_create_options, with_work_options};
 
 pub(crate) use crate::clock::now_ns;
 
@@ -626,6 +705,7 @@ impl<'a> Table<'a> {
                     } else {
                         0
                     },
+                    deliveries: 0,
                 })
             })
             .collect();

@@ -77,6 +77,7 @@ impl Request {
         };
         // HOOK(lease): the lease table's size comes from this thread's
         // create options (see `create_opts`).
+        let _work = crate::create_opts::work_sizes()?;
         let (leases, lease_bytes) = crate::create_opts::create_sizes(self.variant, cap, arena)?;
         Geometry::compute_with(self.variant, cap, arena, leases, lease_bytes).ok_or_else(|| {
             Error::InvalidArgument(format!("capacity {cap} with arena {arena} is too large"))

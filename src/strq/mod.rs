@@ -303,6 +303,7 @@ mod oracle;
 mod state;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod work;
 
 use std::ffi::CStr;
 use std::path::Path;
