@@ -63,7 +63,14 @@ When the queue is full: without --wait the command stops at once (exit 1,
 the message says how many items were pushed). With --wait SECS each item
 waits up to SECS seconds for room (fractions allowed; inf, or a negative
 number such as -1, waits for ever); a wait that times out stops the
-command (exit 1).";
+command (exit 1).
+
+--delay SECS (at least 0, fractions allowed) makes each item invisible to
+every pop, and to the size, for SECS seconds; then it comes out at the
+front of the queue. A delayed item waits in a lease record: when every
+record is taken (or a Str queue's lease data area has no room) the command
+stops (exit 2), the items before it pushed. --delay and --wait exclude
+each other.";
 
 const POP_HELP: &str = "\
 Pops one item (or up to N with -n, or all there are with --all) and
