@@ -97,7 +97,14 @@ pub(crate) fn work_sizes() -> Result<(u64, u64)> {
 }
 
 /// The lease table size a create asks for: (max_leases, lease_bytes).
-pub(crate) fn create_sizes(variant: Variant, cap: u64, arena: u64) -> Result<(u64, u64)> {
+/// `dead`: the dead-letter records asked for (the default Str lease data
+/// area has room for their items too).
+pub(crate) fn create_sizes(
+    variant: Variant,
+    cap: u64,
+    arena: u64,
+    dead: u64,
+) -> Result<(u64, u64)> {
     let (n, b) = CREATE.with(|c| c.get());
     let n = n.unwrap_or(DEFAULT_MAX_LEASES);
     if n > MAX_LEASES {
@@ -106,7 +113,9 @@ pub(crate) fn create_sizes(variant: Variant, cap: u64, arena: u64) -> Result<(u6
         )));
     }
     let b = match (variant, b) {
-        (Variant::Str, None) => default_lease_bytes(variant, cap, arena, n),
+        (Variant::Str, None) => {
+            default_lease_bytes(variant, cap, arena, if n == 0 { 0 } else { n + dead })
+        }
         (Variant::Str, Some(b)) => {
             if b == 0 || b > crate::layout::MAX_ARENA {
                 return Err(Error::InvalidArgument(format!(

@@ -343,7 +343,7 @@ impl<T: Element> IntQueue<T> {
         let r = loop {
             // HOOK(lease): as in `pop` (the re-check before a sleep too).
             let slice = if self.leases_busy() {
-                Deadline::after_secs(crate::lease::LOOK_EVERY_SECS).earliest(*deadline)
+                self.busy_slice(deadline)
             } else {
                 *deadline
             };

@@ -1,114 +1,253 @@
 //! The work-queue calls of the integer queues (delivery counts, dead
 //! letters, delays, touch; see the `lease` module's "Work queue" docs).
+//! Every table write holds the table lock, as the lease calls do.
 
 use super::IntQueue;
 use crate::futex::Deadline;
-use crate::lease::{DeadItem, LeaseError};
+use crate::lease::{
+    kill_point, length_of, now_ns, DeadItem, LeaseError, Table, DEAD_BURIED, DEAD_DEADLINE,
+    DEAD_RELEASED, RETURNED,
+};
 use crate::ring::Element;
-use crate::wait::Waited;
+use crate::sync::Ordering;
+use crate::testpoint::Point;
 
 type LResult<T> = std::result::Result<T, LeaseError>;
 
-fn todo<T>() -> LResult<T> {
-    Err(LeaseError::BadArg("not implemented yet".into()))
+/// Nanoseconds of a delay of `secs` (checked by the caller: finite, not
+/// negative), at most 10^9 seconds.
+pub(crate) fn delay_ns(secs: f64) -> u64 {
+    (secs.clamp(0.0, 1.0e9) * 1e9) as u64
+}
+
+/// A delay argument the Rust API refuses: negative, NaN or infinite.
+pub(crate) fn check_delay(secs: f64) -> LResult<()> {
+    if secs.is_finite() && secs >= 0.0 {
+        Ok(())
+    } else {
+        Err(LeaseError::BadArg(format!(
+            "delay '{secs}' is not a number of seconds >= 0"
+        )))
+    }
 }
 
 impl<T: Element> IntQueue<T> {
-    /// [`IntQueue::pop_lease`] giving the item's delivery count too (this
-    /// hand-out included): `(value, lease, deliveries)`.
-    ///
-    /// # Errors
-    /// As [`IntQueue::pop_lease`].
-    pub fn pop_lease_counted(&self, timeout: Option<f64>) -> LResult<Option<(T, u64, u64)>> {
-        Ok(self.pop_lease(timeout)?.map(|(v, l)| (v, l, 1)))
+    /// Busy pops' sleep slice (see `Table::wait_slice`).
+    #[cold]
+    pub(super) fn busy_slice(&self, deadline: &Deadline) -> Deadline {
+        match Table::of(self.region()) {
+            Some(t) => t.wait_slice(deadline),
+            None => *deadline,
+        }
     }
 
-    /// [`IntQueue::pop_lease_wait`] giving the delivery count too.
-    ///
-    /// # Errors
-    /// As [`IntQueue::pop_lease`].
-    pub fn pop_lease_wait_counted(
-        &self,
-        deadline: &Deadline,
-        timeout: Option<f64>,
-    ) -> LResult<Waited<(T, u64, u64)>> {
-        Ok(self
-            .pop_lease_wait(deadline, timeout)?
-            .map(|(v, l)| (v, l, 1)))
+    /// Run `f` on the table under its lock after a look, then recount and
+    /// wake consumers for the items that came back (`f` adds its own).
+    fn with_table<R>(&self, f: impl FnOnce(&Table<'_>, u64, &mut u64) -> LResult<R>) -> LResult<R> {
+        let t = self.lease_table()?;
+        let g = self.lease_lock(&t)?;
+        let now = now_ns();
+        let mut woke = self.lease_look(&t, now, crate::lease::SCAN_NS);
+        let r = f(&t, now, &mut woke);
+        t.recount_busy();
+        drop(g);
+        if woke > 0 {
+            self.consumers().wake(woke.min(u32::MAX as u64) as u32);
+        }
+        r
     }
 
-    /// The delivery count of lease `lease`, held now; `None` once it ended.
+    /// The delivery count of lease `lease`, held now by this process
+    /// (this hand-out included); `None` once the lease has ended.
     ///
     /// # Errors
     /// As [`IntQueue::ack`].
     pub fn deliveries(&self, lease: u64) -> LResult<Option<u64>> {
-        let _ = lease;
-        todo()
+        let t = self.lease_table()?;
+        Ok(t.held_by_me(lease)?
+            .map(|(i, _)| t.recs[i].deliveries.load(Ordering::Relaxed)))
     }
 
     /// Push the deadline of lease `lease` to now + `timeout` seconds (None:
-    /// the lease's own length). `Ok(false)` once the lease has ended.
+    /// the lease's own length, which a new `timeout` replaces). A lease
+    /// without a deadline and no `timeout`: `Ok(true)`, nothing changes.
+    /// `Ok(false)` once the lease has ended (a lease whose deadline has
+    /// passed is returned, as a late ack returns it).
     ///
     /// # Errors
     /// As [`IntQueue::ack`].
     pub fn touch(&self, lease: u64, timeout: Option<f64>) -> LResult<bool> {
-        let _ = (lease, timeout);
-        todo()
+        self.with_table(|t, now, woke| {
+            let Some((i, gen)) = t.held_by_me(lease)? else {
+                return Ok(false);
+            };
+            if t.expired(i, now) {
+                t.count_return(false);
+                *woke += u64::from(t.give_back(i, gen, DEAD_DEADLINE, true));
+                return Ok(false);
+            }
+            touch_rec(t, i, now, timeout);
+            Ok(true)
+        })
     }
 
-    /// [`IntQueue::release`], the item coming back only after `delay`
-    /// seconds.
+    /// [`IntQueue::release`], the item coming back to the front only after
+    /// `delay` seconds (0: at once). Until then it is in no pop's view and
+    /// not in `len`; an item that has had its last allowed delivery goes
+    /// to the dead-letter area instead.
     ///
     /// # Errors
-    /// As [`IntQueue::ack`].
+    /// As [`IntQueue::ack`]; [`LeaseError::BadArg`] for a negative, NaN or
+    /// infinite delay.
     pub fn release_after(&self, lease: u64, delay: f64) -> LResult<bool> {
-        let _ = (lease, delay);
-        todo()
+        check_delay(delay)?;
+        if delay == 0.0 {
+            return self.release(lease);
+        }
+        let r = self.with_table(|t, now, woke| {
+            let Some((i, gen)) = t.held_by_me(lease)? else {
+                return Ok(false);
+            };
+            if t.expired(i, now) {
+                t.count_return(false);
+                *woke += u64::from(t.give_back(i, gen, DEAD_DEADLINE, true));
+                return Ok(false);
+            }
+            Table::count(&t.head.released, 1);
+            if t.spent(i) && t.move_dead(i, gen, DEAD_RELEASED) {
+                return Ok(true);
+            }
+            t.delay(i, gen, now.saturating_add(delay_ns(delay)));
+            Ok(true)
+        });
+        // Sleepers recompute their slice from the due time.
+        self.consumers().wake_all();
+        r
     }
 
-    /// Move the item of lease `lease` to the dead-letter area.
+    /// Move the item of lease `lease` (held by this process) to the
+    /// dead-letter area, whatever its count. `Ok(false)` once the lease
+    /// has ended.
     ///
     /// # Errors
-    /// As [`IntQueue::ack`]; [`LeaseError::DeadFull`].
+    /// As [`IntQueue::ack`]; [`LeaseError::DeadFull`] when the area is
+    /// full or absent (the lease stays held).
     pub fn bury(&self, lease: u64) -> LResult<bool> {
-        let _ = lease;
-        todo()
+        self.with_table(|t, _, _| {
+            let Some((i, gen)) = t.held_by_me(lease)? else {
+                return Ok(false);
+            };
+            if !t.move_dead(i, gen, DEAD_BURIED) {
+                return Err(LeaseError::DeadFull(t.dead.len() as u64));
+            }
+            Ok(true)
+        })
     }
 
-    /// Push `v`, visible after `delay` seconds.
+    /// Push `v` so that it becomes visible (at the front, as a returned
+    /// item) only after `delay` seconds. It waits in a lease record.
     ///
     /// # Errors
-    /// [`LeaseError::NoLeases`], [`LeaseError::Full`].
+    /// [`LeaseError::NoLeases`], [`LeaseError::Full`] (every record
+    /// taken), [`LeaseError::BadArg`] for a bad delay.
     pub fn push_delayed(&self, delay: f64, v: T) -> LResult<()> {
-        let _ = (delay, v);
-        todo()
+        check_delay(delay)?;
+        let r = self.with_table(|t, now, _| {
+            let Some(i) = t.free_record() else {
+                return Err(LeaseError::Full(t.recs.len() as u64));
+            };
+            t.busy_ahead();
+            let gen = t.begin(i, now, None, true);
+            t.recs[i].value.store(v.to_i64() as u64, Ordering::Relaxed);
+            t.delay(i, gen, now.saturating_add(delay_ns(delay)));
+            Ok(())
+        });
+        if r.is_ok() {
+            self.consumers().wake_all();
+        }
+        r
     }
 
-    /// Items in the dead-letter area.
+    /// Items in the dead-letter area now.
     pub fn dead_count(&self) -> u64 {
-        0
+        Table::of(self.region()).map_or(0, |t| t.dead_count())
     }
 
-    /// The `k`-th oldest dead item.
+    /// The `k`-th oldest item of the dead-letter area (0: the oldest), a
+    /// snapshot.
     pub fn dead_nth(&self, k: u64) -> Option<DeadItem> {
-        let _ = k;
-        None
+        let t = Table::of(self.region())?;
+        let i = *t.dead_by_age().get(usize::try_from(k).ok()?)?;
+        Some(t.dead_item(i, false))
     }
 
-    /// Take the oldest dead item out.
+    /// Take the oldest item out of the dead-letter area.
     ///
     /// # Errors
-    /// [`LeaseError::LockTimeout`].
+    /// [`LeaseError::NoLeases`], [`LeaseError::LockTimeout`].
     pub fn dead_take(&self) -> LResult<Option<DeadItem>> {
-        todo()
+        self.with_table(|t, _, _| {
+            let Some(&k) = t.dead_by_age().first() else {
+                return Ok(None);
+            };
+            let d = t.dead_item(k, false);
+            kill_point(Point::WorkDeadDrain);
+            t.dead_free(k);
+            Table::count(&t.head.drained, 1);
+            Ok(Some(d))
+        })
     }
 
-    /// Move up to `n` dead items back to the front of the live queue.
+    /// Move up to `n` items of the dead-letter area (oldest first) to the
+    /// front of the live queue, their delivery counts reset to 0; how many
+    /// moved. Each waits in a lease record as a returned item: it stops
+    /// early when no record is free.
     ///
     /// # Errors
-    /// [`LeaseError::LockTimeout`].
+    /// [`LeaseError::NoLeases`], [`LeaseError::LockTimeout`].
     pub fn kick(&self, n: u64) -> LResult<u64> {
-        let _ = n;
-        todo()
+        self.with_table(|t, now, woke| {
+            let mut moved = 0;
+            for k in t.dead_by_age() {
+                if moved >= n {
+                    break;
+                }
+                let Some(i) = t.free_record() else {
+                    break;
+                };
+                t.busy_ahead();
+                let gen = t.begin(i, now, None, false);
+                let (r, d) = (&t.recs[i], &t.dead[k]);
+                r.value
+                    .store(d.value.load(Ordering::Relaxed), Ordering::Relaxed);
+                r.seq
+                    .store(d.seq.load(Ordering::Relaxed), Ordering::Relaxed);
+                r.deliveries.store(0, Ordering::Relaxed);
+                t.set(i, gen, RETURNED);
+                t.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
+                kill_point(Point::WorkKicked);
+                t.dead_free(k);
+                Table::count(&t.head.kicked, 1);
+                moved += 1;
+            }
+            *woke += moved;
+            Ok(moved)
+        })
     }
+}
+
+/// Push record `i`'s deadline forward (see `touch`). Caller holds the
+/// table lock.
+pub(crate) fn touch_rec(t: &Table<'_>, i: usize, now: u64, timeout: Option<f64>) {
+    let r = &t.recs[i];
+    if let Some(s) = timeout {
+        r.length.store(length_of(Some(s)), Ordering::Relaxed);
+    }
+    let len = r.length.load(Ordering::Relaxed);
+    if len == 0 {
+        return;
+    }
+    r.deadline
+        .store(now.saturating_add(len).max(1), Ordering::Relaxed);
+    Table::count(&t.head.touched, 1);
 }

@@ -82,7 +82,7 @@
 use std::fmt;
 
 use crate::futex::Deadline;
-use crate::layout::Header;
+use crate::layout::{Header, DEAD_REC_SIZE, LEASE_HEAD_SIZE, LEASE_REC_SIZE};
 use crate::lock::{current_tag, owner_is_dead, Lock, LockFail};
 use crate::region::Region;
 use crate::sync::{AtomicU64, Ordering};
@@ -95,6 +95,8 @@ use crate::Error;
 // and src/strq/lease.rs.
 #[cfg(all(test, not(loom)))]
 mod tests;
+#[cfg(all(test, not(loom)))]
+mod work_tests;
 
 /// A free record.
 pub const FREE: u64 = 0;
@@ -108,6 +110,18 @@ pub const HELD: u64 = 2;
 pub const RETURNED: u64 = 3;
 /// Str: pushed back to the front, commit maybe not landed.
 pub const RETURNING: u64 = 4;
+/// An item waiting for its due time (`due`) before it is returned
+/// (format 8: `release_after`, `push_delayed`).
+pub const DELAYED: u64 = 5;
+/// Str: a returned item that is in the queue again, at the position
+/// `qpos`, whose delivery count the record keeps for its next leased pop
+/// (format 8).
+pub const BACK: u64 = 6;
+
+/// A dead-letter record's state: free.
+pub const DEAD_FREE: u64 = 0;
+/// A dead-letter record's state: holds an item.
+pub const DEAD_HELD: u64 = 1;
 
 /// The head of the lease table.
 #[repr(C, align(64))]
@@ -129,6 +143,58 @@ pub struct LeaseHead {
     pub returned_timeout: AtomicU64,
     /// CLOCK_MONOTONIC ns of the last look for dead holders.
     pub last_scan: AtomicU64,
+    // ---- line 1 (format 8) ----
+    /// Deliveries after which a returning item goes to the dead-letter
+    /// area (0: unlimited). Written at create.
+    pub max_deliveries: AtomicU64,
+    /// CLOCK_MONOTONIC ns of the earliest due time of a delayed item (0:
+    /// none): a hint for the looks and the waits, recomputed by every
+    /// look under the lock.
+    pub next_due: AtomicU64,
+    /// Leased hand-outs, ever.
+    pub delivered: AtomicU64,
+    /// Moved to the dead-letter area at `max_deliveries`, ever.
+    pub dead: AtomicU64,
+    /// Buried, ever.
+    pub buried: AtomicU64,
+    /// Kicked back from the dead-letter area, ever.
+    pub kicked: AtomicU64,
+    /// Taken out of the dead-letter area, ever.
+    pub drained: AtomicU64,
+    /// Touches, ever.
+    pub touched: AtomicU64,
+    // ---- line 2 (format 8) ----
+    /// Items that should have died but found the dead-letter area full,
+    /// ever.
+    pub dead_full: AtomicU64,
+    /// The order number of the next dead-letter record (oldest first).
+    pub dead_next: AtomicU64,
+    /// Zero; reserved.
+    pub reserved: [AtomicU64; 6],
+}
+
+/// One dead-letter record (64 bytes, format 8).
+#[repr(C, align(64))]
+pub struct DeadRec {
+    /// `order << 8 | state` ([`DEAD_FREE`], [`DEAD_HELD`]); `order` from
+    /// [`LeaseHead::dead_next`], oldest first.
+    pub state: AtomicU64,
+    /// Pop order of the item.
+    pub seq: AtomicU64,
+    /// Its delivery count.
+    pub deliveries: AtomicU64,
+    /// Why it died ([`DEAD_RELEASED`], ...).
+    pub reason: AtomicU64,
+    /// CLOCK_REALTIME ns of the move.
+    pub when_ns: AtomicU64,
+    /// As [`LeaseRec::value`] (Str: its bytes stay in the lease data
+    /// area).
+    pub value: AtomicU64,
+    /// Str: 1 when UTF-8.
+    pub meta: AtomicU64,
+    /// The lease id of the record it came from: a takeover frees that
+    /// record if it still names the item (the move completed).
+    pub src: AtomicU64,
 }
 
 /// One lease record (64 bytes).
@@ -152,13 +218,35 @@ pub struct LeaseRec {
     pub mark: AtomicU64,
     /// CLOCK_MONOTONIC ns when the item was leased.
     pub since: AtomicU64,
+    // ---- line 1 (format 8) ----
+    /// The item's delivery count (leased hand-outs so far).
+    pub deliveries: AtomicU64,
+    /// The lease's own length in ns (0: no deadline), for `touch`.
+    pub length: AtomicU64,
+    /// [`DELAYED`]: CLOCK_MONOTONIC ns when it is due. Str [`BACK`]: the
+    /// stored length word of the item in the queue.
+    pub due: AtomicU64,
+    /// Str [`BACK`]: the item's position `<< 32 |` its arena offset.
+    pub qpos: AtomicU64,
+    /// Zero; reserved.
+    pub reserved: [AtomicU64; 4],
 }
 
 #[cfg(not(loom))]
 const _: () = {
-    assert!(std::mem::size_of::<LeaseHead>() == 64);
-    assert!(std::mem::size_of::<LeaseRec>() == 64);
+    assert!(std::mem::size_of::<LeaseHead>() as u64 == crate::layout::LEASE_HEAD_SIZE);
+    assert!(std::mem::size_of::<LeaseRec>() as u64 == crate::layout::LEASE_REC_SIZE);
+    assert!(std::mem::size_of::<DeadRec>() as u64 == crate::layout::DEAD_REC_SIZE);
 };
+
+/// Write the create options into a new queue's lease table head.
+pub(crate) fn init_head(region: &Region, max_deliveries: u64) {
+    if let Some(t) = Table::of(region) {
+        t.head
+            .max_deliveries
+            .store(max_deliveries, Ordering::Relaxed);
+    }
+}
 
 /// How often (at most) an operation looks for dead holders and passed
 /// deadlines, unless it found the queue empty: a look reads `/proc` once
@@ -365,6 +453,8 @@ pub fn state_name(s: u64) -> &'static str {
         HELD => "held",
         RETURNED => "returned",
         RETURNING => "returning",
+        DELAYED => "delayed",
+        BACK => "back",
         _ => "corrupt",
     }
 }
@@ -415,6 +505,11 @@ pub(crate) fn deadline_of(now: u64, timeout: Option<f64>) -> u64 {
     }
 }
 
+/// The `length` word for a lease of `timeout` seconds (0: none).
+pub(crate) fn length_of(timeout: Option<f64>) -> u64 {
+    deadline_of(0, timeout)
+}
+
 /// `generation << 8 | state`.
 #[inline]
 pub(crate) fn word(gen: u64, state: u64) -> u64 {
@@ -446,6 +541,7 @@ pub(crate) fn kill_point(p: Point) {
 pub(crate) struct Table<'a> {
     pub head: &'a LeaseHead,
     pub recs: &'a [LeaseRec],
+    pub dead: &'a [DeadRec],
     pub hdr: &'a Header,
     data: *mut u8,
     pub data_len: u64,
@@ -459,17 +555,26 @@ impl<'a> Table<'a> {
             return None;
         }
         let n = g.max_leases as usize;
+        let nd = g.max_dead as usize;
+        let (hs, rs, ds) = (
+            LEASE_HEAD_SIZE as usize,
+            LEASE_REC_SIZE as usize,
+            DEAD_REC_SIZE as usize,
+        );
         // SAFETY: the geometry (validated at attach, or made at create)
-        // puts the head and `n` 64-byte records at `lease_off`, 64-byte
-        // aligned, inside the mapping, and the data area after them; the
-        // types are repr(C) atomics, which may alias shared memory.
+        // puts the head, `n` lease records and `nd` dead-letter records
+        // at `lease_off`, 64-byte aligned, inside the mapping, and the
+        // data area after them; the types are repr(C) atomics, which may
+        // alias shared memory.
         unsafe {
             let base = region.at(g.lease_off);
+            let dead = base.add(hs + rs * n);
             Some(Table {
                 head: &*(base as *const LeaseHead),
-                recs: std::slice::from_raw_parts(base.add(64) as *const LeaseRec, n),
+                recs: std::slice::from_raw_parts(base.add(hs) as *const LeaseRec, n),
+                dead: std::slice::from_raw_parts(dead as *const DeadRec, nd),
                 hdr: region.header(),
-                data: base.add(64 * (n + 1)),
+                data: dead.add(ds * nd),
                 data_len: g.lease_bytes,
             })
         }
@@ -521,14 +626,27 @@ impl<'a> Table<'a> {
         r.deadline
             .store(deadline_of(now, timeout), Ordering::Relaxed);
         r.since.store(now, Ordering::Relaxed);
+        r.length.store(length_of(timeout), Ordering::Relaxed);
         if fresh {
             let s = self.head.next_seq.load(Ordering::Relaxed);
             self.head
                 .next_seq
                 .store(s.wrapping_add(1), Ordering::Relaxed);
             r.seq.store(s, Ordering::Relaxed);
+            r.deliveries.store(0, Ordering::Relaxed);
         }
         next_gen(self.state(idx).0)
+    }
+
+    /// Count one delivery of record `idx` (being leased now): its new
+    /// count. Written before the record becomes [`HELD`].
+    pub(crate) fn deliver(&self, idx: usize) -> u64 {
+        let r = &self.recs[idx];
+        let n = r.deliveries.load(Ordering::Relaxed).wrapping_add(1);
+        r.deliveries.store(n, Ordering::Relaxed);
+        kill_point(Point::WorkCounted);
+        Self::count(&self.head.delivered, 1);
+        n
     }
 
     /// Whether it is time to look for dead holders, `gap` ns after the
@@ -582,7 +700,7 @@ impl<'a> Table<'a> {
             let (gen, st) = self.state(i);
             match st {
                 HELD => {}
-                FREE | RETURNED => continue,
+                FREE | RETURNED | DELAYED | BACK => continue,
                 _ => {
                     // Hostile memory: not a state we write, or a `TAKING`
                     // or `RETURNING` record, which live only inside an
@@ -610,6 +728,36 @@ impl<'a> Table<'a> {
             }
         }
         out
+    }
+
+    /// A lease that comes back (released, deadline passed, holder died:
+    /// `reason`): to the dead-letter area if it has had its last allowed
+    /// delivery and the area has room, else [`RETURNED`] (Int: counted in
+    /// [`Header::lease_returned`]). Whether it went back to the queue.
+    /// Caller holds the table lock.
+    pub(crate) fn give_back(&self, idx: usize, gen: u64, reason: u64, int: bool) -> bool {
+        if self.spent(idx) && self.move_dead(idx, gen, reason) {
+            return false;
+        }
+        self.set(idx, gen, RETURNED);
+        if int {
+            kill_point(Point::LeaseIntReturned);
+            self.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
+        }
+        true
+    }
+
+    /// The slice a blocked pop sleeps while lease records are in use:
+    /// until `deadline`, at most [`LOOK_EVERY_SECS`], and at most until
+    /// the earliest delayed item falls due (+ 1 ms).
+    pub(crate) fn wait_slice(&self, deadline: &Deadline) -> Deadline {
+        let mut secs = LOOK_EVERY_SECS;
+        let nd = self.head.next_due.load(Ordering::Relaxed);
+        if nd != 0 {
+            let left = nd.saturating_sub(now_ns()) as f64 / 1e9 + 0.001;
+            secs = secs.min(left);
+        }
+        Deadline::after_secs(secs).earliest(*deadline)
     }
 
     /// Count a return.
@@ -664,12 +812,23 @@ impl<'a> Table<'a> {
             returned_dead: self.head.returned_dead.load(Ordering::Relaxed),
             returned_timeout: self.head.returned_timeout.load(Ordering::Relaxed),
             lease_bytes: self.data_len,
+            max_deliveries: self.head.max_deliveries.load(Ordering::Relaxed),
+            max_dead: self.dead.len() as u64,
+            delivered: self.head.delivered.load(Ordering::Relaxed),
+            dead: self.head.dead.load(Ordering::Relaxed),
+            buried: self.head.buried.load(Ordering::Relaxed),
+            kicked: self.head.kicked.load(Ordering::Relaxed),
+            drained: self.head.drained.load(Ordering::Relaxed),
+            touched: self.head.touched.load(Ordering::Relaxed),
+            dead_full: self.head.dead_full.load(Ordering::Relaxed),
+            dead_items: self.dead_count(),
             ..LeaseStats::default()
         };
         for i in 0..self.recs.len() {
             match self.state(i).1 {
                 TAKING | HELD => s.open += 1,
                 RETURNED | RETURNING => s.waiting += 1,
+                DELAYED => s.delayed += 1,
                 _ => {}
             }
         }
@@ -682,11 +841,15 @@ impl<'a> Table<'a> {
         let mut v: Vec<LeaseInfo> = (0..self.recs.len())
             .filter_map(|i| {
                 let (gen, st) = self.state(i);
-                if st == FREE {
+                if st == FREE || st == BACK {
                     return None;
                 }
                 let r = &self.recs[i];
-                let dl = r.deadline.load(Ordering::Relaxed);
+                let dl = if st == DELAYED {
+                    r.due.load(Ordering::Relaxed)
+                } else {
+                    r.deadline.load(Ordering::Relaxed)
+                };
                 let val = r.value.load(Ordering::Relaxed);
                 Some(LeaseInfo {
                     id: lease_id(gen, i),
@@ -705,12 +868,175 @@ impl<'a> Table<'a> {
                     } else {
                         0
                     },
-                    deliveries: 0,
+                    deliveries: r.deliveries.load(Ordering::Relaxed),
                 })
             })
             .collect();
         v.sort_by_key(|i| i.seq);
         v
+    }
+
+    // ---- Work queue (format 8) ----
+
+    /// Dead-letter record `k`'s (order, state).
+    #[inline]
+    pub(crate) fn dead_state(&self, k: usize) -> (u64, u64) {
+        let w = self.dead[k].state.load(Ordering::Acquire);
+        (w >> 8, w & 0xFF)
+    }
+
+    /// Items in the dead-letter area (a snapshot).
+    pub(crate) fn dead_count(&self) -> u64 {
+        (0..self.dead.len())
+            .filter(|&k| self.dead_state(k).1 == DEAD_HELD)
+            .count() as u64
+    }
+
+    /// The dead-letter records that hold an item, oldest first.
+    pub(crate) fn dead_by_age(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..self.dead.len())
+            .filter(|&k| self.dead_state(k).1 == DEAD_HELD)
+            .collect();
+        v.sort_by_key(|&k| self.dead_state(k).0);
+        v
+    }
+
+    /// Dead-letter record `k` as the API gives it (`value` as stored:
+    /// Int the value, Str the stored length; the Str caller decodes).
+    pub(crate) fn dead_item(&self, k: usize, str_q: bool) -> DeadItem {
+        let r = &self.dead[k];
+        let v = r.value.load(Ordering::Relaxed);
+        let lw = u64::from(v as u32 & 0x7FFF_FFFF);
+        DeadItem {
+            seq: r.seq.load(Ordering::Relaxed),
+            deliveries: r.deliveries.load(Ordering::Relaxed),
+            reason: r.reason.load(Ordering::Relaxed),
+            when_ns: r.when_ns.load(Ordering::Relaxed),
+            value: if str_q { lw as i64 } else { v as i64 },
+            stored: if str_q { lw } else { 0 },
+        }
+    }
+
+    /// Free dead-letter record `k`. Caller holds the table lock.
+    pub(crate) fn dead_free(&self, k: usize) {
+        let (order, _) = self.dead_state(k);
+        self.dead[k]
+            .state
+            .store(order << 8 | DEAD_FREE, Ordering::SeqCst);
+    }
+
+    /// Whether record `idx`'s item has had its last allowed delivery.
+    pub(crate) fn spent(&self, idx: usize) -> bool {
+        let max = self.head.max_deliveries.load(Ordering::Relaxed);
+        max != 0 && self.recs[idx].deliveries.load(Ordering::Relaxed) >= max
+    }
+
+    /// Move the item of record `idx` (generation `gen`) to the dead-letter
+    /// area with `reason`: the dead record is written whole, then made
+    /// held, then the lease record freed (a holder killed in between
+    /// leaves both; the takeover frees the lease record, see
+    /// [`Table::settle_dead_moves`]). `false` when the area is absent or
+    /// full (then counted in `dead_full` unless buried; the caller
+    /// returns the item as usual). Caller holds the table lock.
+    pub(crate) fn move_dead(&self, idx: usize, gen: u64, reason: u64) -> bool {
+        let Some(k) = (0..self.dead.len()).find(|&k| self.dead_state(k).1 == DEAD_FREE) else {
+            if reason != DEAD_BURIED {
+                Self::count(&self.head.dead_full, 1);
+            }
+            return false;
+        };
+        let r = &self.recs[idx];
+        let d = &self.dead[k];
+        d.seq
+            .store(r.seq.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.deliveries
+            .store(r.deliveries.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.reason.store(reason, Ordering::Relaxed);
+        d.when_ns
+            .store(crate::clock::realtime_ns(), Ordering::Relaxed);
+        d.value
+            .store(r.value.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.meta
+            .store(r.meta.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.src.store(lease_id(gen, idx), Ordering::Relaxed);
+        let order = self.head.dead_next.load(Ordering::Relaxed);
+        self.head
+            .dead_next
+            .store(order.wrapping_add(1), Ordering::Relaxed);
+        d.state
+            .store((order & (u64::MAX >> 8)) << 8 | DEAD_HELD, Ordering::SeqCst);
+        kill_point(Point::WorkDeadMoved);
+        self.set(idx, gen, FREE);
+        if reason == DEAD_BURIED {
+            Self::count(&self.head.buried, 1);
+        } else {
+            Self::count(&self.head.dead, 1);
+        }
+        true
+    }
+
+    /// After a takeover: free the lease records whose item a dead-letter
+    /// record holds already (a holder killed inside
+    /// [`Table::move_dead`]), so that the item is not also returned.
+    pub(crate) fn settle_dead_moves(&self) {
+        for k in 0..self.dead.len() {
+            if self.dead_state(k).1 != DEAD_HELD {
+                continue;
+            }
+            let src = self.dead[k].src.load(Ordering::Relaxed);
+            let (idx, gen) = ((src & 0xFFFF) as usize, src >> 16);
+            if idx < self.recs.len() && gen != 0 {
+                let (g, st) = self.state(idx);
+                if g & 0xFFFF_FFFF_FFFF == gen && st != FREE {
+                    self.set(idx, g, FREE);
+                }
+            }
+        }
+    }
+
+    /// Make record `idx` (generation `gen`, its item filled in) a delayed
+    /// item due at `due`. Caller holds the table lock.
+    pub(crate) fn delay(&self, idx: usize, gen: u64, due: u64) {
+        self.recs[idx].due.store(due.max(1), Ordering::Relaxed);
+        self.set(idx, gen, DELAYED);
+        kill_point(Point::WorkDelayed);
+        let nd = self.head.next_due.load(Ordering::Relaxed);
+        if nd == 0 || due < nd {
+            self.head.next_due.store(due.max(1), Ordering::SeqCst);
+        }
+    }
+
+    /// Whether a delayed item may be due at `now` (the hint word).
+    #[inline]
+    pub(crate) fn due_now(&self, now: u64) -> bool {
+        let nd = self.head.next_due.load(Ordering::Relaxed);
+        nd != 0 && now >= nd
+    }
+
+    /// The delayed items due at `now`, made [`RETURNED`] (oldest pop
+    /// first once served); recomputes the `next_due` hint. Caller holds
+    /// the table lock; the Int caller counts them in `lease_returned`.
+    pub(crate) fn make_due(&self, now: u64) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut next = 0u64;
+        for i in 0..self.recs.len() {
+            let (gen, st) = self.state(i);
+            if st != DELAYED {
+                continue;
+            }
+            let due = self.recs[i].due.load(Ordering::Relaxed);
+            if now >= due {
+                self.set(i, gen, RETURNED);
+                kill_point(Point::WorkMadeDue);
+                out.push(i);
+            } else if next == 0 || due < next {
+                next = due;
+            }
+        }
+        if self.head.next_due.load(Ordering::Relaxed) != next {
+            self.head.next_due.store(next, Ordering::SeqCst);
+        }
+        out
     }
 
     // ---- Str lease data area ----
@@ -719,14 +1045,29 @@ impl<'a> Table<'a> {
     /// length word, utf8), if they lie inside it.
     pub(crate) fn data_of(&self, idx: usize) -> Option<(u64, u32, bool)> {
         let r = &self.recs[idx];
-        let v = r.value.load(Ordering::Relaxed);
+        self.range_of(
+            r.value.load(Ordering::Relaxed),
+            r.meta.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Str: dead-letter record `k`'s bytes, as [`Table::data_of`].
+    pub(crate) fn dead_data_of(&self, k: usize) -> Option<(u64, u32, bool)> {
+        let r = &self.dead[k];
+        self.range_of(
+            r.value.load(Ordering::Relaxed),
+            r.meta.load(Ordering::Relaxed),
+        )
+    }
+
+    fn range_of(&self, v: u64, meta: u64) -> Option<(u64, u32, bool)> {
         let off = v >> 32;
         let lw = v as u32;
         let len = u64::from(lw & 0x7FFF_FFFF);
         if off.checked_add(len)? > self.data_len {
             return None;
         }
-        Some((off, lw, r.meta.load(Ordering::Relaxed) & 1 != 0))
+        Some((off, lw, meta & 1 != 0))
     }
 
     /// Str: the bytes at `off` (checked by `data_of` or `place`).
@@ -760,8 +1101,13 @@ impl<'a> Table<'a> {
             });
         }
         let mut used: Vec<(u64, u64)> = (0..self.recs.len())
-            .filter(|&i| self.state(i).1 != FREE)
+            .filter(|&i| !matches!(self.state(i).1, FREE | BACK))
             .filter_map(|i| self.data_of(i))
+            .chain(
+                (0..self.dead.len())
+                    .filter(|&k| self.dead_state(k).1 == DEAD_HELD)
+                    .filter_map(|k| self.dead_data_of(k)),
+            )
             .map(|(o, lw, _)| (o, (u64::from(lw & 0x7FFF_FFFF) + 7) & !7))
             .collect();
         used.sort_unstable();

@@ -77,11 +77,13 @@ impl Request {
         };
         // HOOK(lease): the lease table's size comes from this thread's
         // create options (see `create_opts`).
-        let _work = crate::create_opts::work_sizes()?;
-        let (leases, lease_bytes) = crate::create_opts::create_sizes(self.variant, cap, arena)?;
-        Geometry::compute_with(self.variant, cap, arena, leases, lease_bytes).ok_or_else(|| {
-            Error::InvalidArgument(format!("capacity {cap} with arena {arena} is too large"))
-        })
+        let (_, dead) = crate::create_opts::work_sizes()?;
+        let (leases, lease_bytes) =
+            crate::create_opts::create_sizes(self.variant, cap, arena, dead)?;
+        let dead = if leases == 0 { 0 } else { dead };
+        Geometry::compute_full(self.variant, cap, arena, leases, lease_bytes, dead).ok_or_else(
+            || Error::InvalidArgument(format!("capacity {cap} with arena {arena} is too large")),
+        )
     }
 }
 
@@ -352,6 +354,13 @@ impl Region {
             (*h).max_leases = g.max_leases;
             (*h).lease_off = g.lease_off;
             (*h).lease_bytes = g.lease_bytes;
+            (*h).max_dead = g.max_dead;
+        }
+        if g.max_leases != 0 {
+            // HOOK(work): the create option `max_deliveries`, a word of
+            // the lease table's head (validated by `geometry`).
+            let d = crate::create_opts::work_sizes().map_or(0, |w| w.0);
+            crate::lease::init_head(self, d);
         }
         init_body(self);
         if self.backing == Backing::File {
