@@ -262,7 +262,7 @@ for my $class (@INT_CLASSES, 'Data::Queue::Shared::Str') {
         unless ($str) {
             my $max = $class =~ /Int16/ ? 32767 : $class =~ /Int32/ ? 2147483647 : '9223372036854775807';
             croaks_like(sub { $q->push_delayed(1, '1e30') }, qr/push_delayed: value .* out of range/, 'push_delayed range check');
-            croaks_like(sub { $q->push_delayed(1, 'x') }, qr/push_delayed: value 'x' is not a number/, 'push_delayed not a number');
+            croaks_like(sub { $q->push_delayed(1, 'x') }, qr/push_delayed: value "x" is not a number/, 'push_delayed not a number');
             croaks_like(sub { $q->push_delayed(1, undef) }, qr/push_delayed: /, 'push_delayed undef');
         }
         else {

@@ -73,7 +73,7 @@ sub round {
         return $s->{acked} >= $ITEMS && $q->dead_count >= 1 && $s->{open} == 0;
     };
     my $end = now() + 120;
-    until ($done->() || now() > $end) {
+    until ($done->() || now() > $end || $respawned > 10 * $MAX) {
         for my $pid (keys %live) {
             next unless defined reap($pid, 1);
             delete $live{$pid};

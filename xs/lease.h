@@ -125,7 +125,9 @@ delay_arg(pTHX_ SV *sv, int ix, CV *cv)
 {
     NV nv;
     SvGETMAGIC(sv);
-    if (!SvOK(sv) || !NUMERIC_ARG(sv))
+    if (!SvOK(sv))
+        croak("%s->%s: delay is undef (a number of seconds >= 0)", CLASS(ix), METHOD);
+    if (!NUMERIC_ARG(sv))
         croak("%s->%s: delay '%" SVf "' is not a number", CLASS(ix), METHOD, SVfARG(sv));
     nv = SvNV_nomg(sv);
     if (nv != nv || nv < 0 || nv > 1e15)
