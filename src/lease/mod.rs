@@ -642,7 +642,7 @@ impl<'a> Table<'a> {
     /// count. Written before the record becomes [`HELD`].
     pub(crate) fn deliver(&self, idx: usize) -> u64 {
         let r = &self.recs[idx];
-        let n = r.deliveries.load(Ordering::Relaxed).wrapping_add(1);
+        let n = r.deliveries.load(Ordering::Relaxed).saturating_add(1);
         r.deliveries.store(n, Ordering::Relaxed);
         kill_point(Point::WorkCounted);
         Self::count(&self.head.delivered, 1);
