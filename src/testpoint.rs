@@ -115,6 +115,7 @@ pub(crate) fn at(p: Point) {
 /// point. `pid` is the caller's process id (the crate's cached one): the
 /// variable is read once per process, and again in a forked child (the
 /// tests set it there), so a lease operation pays a load and a compare.
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) fn lease_at(p: Point, pid: u32) {
     use std::sync::atomic::{AtomicU64, Ordering};
     // pid << 8 | (the armed point + 1, or 0 for none); 0: not read yet.

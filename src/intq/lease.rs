@@ -111,7 +111,7 @@ impl<T: Element> IntQueue<T> {
         let n = (0..t.recs.len())
             .filter(|&i| t.state(i).1 == RETURNED)
             .count() as u64;
-        t.hdr.lease_returned.store(n, Ordering::SeqCst);
+        t.returned.store(n, Ordering::SeqCst);
     }
 
     /// Return the leases whose holder died or whose deadline passed, if it
@@ -145,7 +145,7 @@ impl<T: Element> IntQueue<T> {
     fn int_make_due(&self, t: &Table<'_>, now: u64) -> u64 {
         let due = t.make_due(now);
         for _ in &due {
-            t.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
+            t.returned.fetch_add(1, Ordering::SeqCst);
         }
         due.len() as u64
     }
@@ -167,14 +167,14 @@ impl<T: Element> IntQueue<T> {
         let mut woke = self.lease_look(&t, now, SCAN_NS);
         let mut forced = false;
         let r = loop {
-            if t.hdr.lease_returned.load(Ordering::SeqCst) != 0 {
+            if t.returned.load(Ordering::SeqCst) != 0 {
                 if let Some(&i) = t.in_state_by_seq(RETURNED).first() {
                     // Lease it again, keeping its pop order.
                     let gen = t.begin(i, now, timeout, false);
                     let v = t.recs[i].value.load(Ordering::Relaxed);
                     let n = t.deliver(i);
                     t.set(i, gen, HELD);
-                    t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
+                    t.returned.fetch_sub(1, Ordering::SeqCst);
                     break Ok(Got::Item(T::from_i64(v as i64), lease_id(gen, i), n));
                 }
                 self.recount(&t);
@@ -470,12 +470,12 @@ impl<T: Element> IntQueue<T> {
         };
         let back = self.lease_look(&t, now, gap);
         let mut n = 0;
-        if t.hdr.lease_returned.load(Ordering::SeqCst) != 0 {
+        if t.returned.load(Ordering::SeqCst) != 0 {
             for &i in t.in_state_by_seq(RETURNED).iter().take(out.len()) {
                 let (gen, _) = t.state(i);
                 out[n] = T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64);
                 t.set(i, gen, FREE);
-                t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
+                t.returned.fetch_sub(1, Ordering::SeqCst);
                 n += 1;
             }
             if n == 0 {

@@ -224,7 +224,7 @@ impl<T: Element> IntQueue<T> {
                     .store(d.seq.load(Ordering::Relaxed), Ordering::Relaxed);
                 r.deliveries.store(0, Ordering::Relaxed);
                 t.set(i, gen, RETURNED);
-                t.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
+                t.returned.fetch_add(1, Ordering::SeqCst);
                 kill_point(Point::WorkKicked);
                 t.dead_free(k);
                 Table::count(&t.head.kicked, 1);

@@ -82,7 +82,7 @@
 use std::fmt;
 
 use crate::futex::Deadline;
-use crate::layout::{Header, DEAD_REC_SIZE, LEASE_HEAD_SIZE, LEASE_REC_SIZE};
+use crate::layout::{DEAD_REC_SIZE, LEASE_HEAD_SIZE, LEASE_REC_SIZE};
 use crate::lock::{current_tag, owner_is_dead, Lock, LockFail};
 use crate::region::Region;
 use crate::sync::{AtomicU64, Ordering};
@@ -534,15 +534,34 @@ pub(crate) fn next_gen(gen: u64) -> u64 {
 /// [`crate::testpoint`]).
 #[inline]
 pub(crate) fn kill_point(p: Point) {
+    #[cfg(not(loom))]
     crate::testpoint::lease_at(p, crate::lock::current_pid());
+    #[cfg(loom)]
+    if DIE_AT.with(|d| d.get()) == Some(p) {
+        std::panic::panic_any(Died);
+    }
 }
+
+// Loom: the point where the current model thread "dies" (it unwinds
+// with `Died`, which the model catches; what it stored stays).
+#[cfg(loom)]
+loom::thread_local! {
+    pub(crate) static DIE_AT: std::cell::Cell<Option<Point>> = std::cell::Cell::new(None);
+}
+
+/// Loom: the unwind of a model thread that died at its point.
+#[cfg(loom)]
+pub(crate) struct Died;
 
 /// A queue's lease table, bounds from the private geometry.
 pub(crate) struct Table<'a> {
     pub head: &'a LeaseHead,
     pub recs: &'a [LeaseRec],
     pub dead: &'a [DeadRec],
-    pub hdr: &'a Header,
+    /// The header's [`Header::lease_busy`](crate::layout::Header::lease_busy).
+    pub busy: &'a AtomicU64,
+    /// The header's [`Header::lease_returned`](crate::layout::Header::lease_returned).
+    pub returned: &'a AtomicU64,
     data: *mut u8,
     pub data_len: u64,
 }
@@ -573,10 +592,31 @@ impl<'a> Table<'a> {
                 head: &*(base as *const LeaseHead),
                 recs: std::slice::from_raw_parts(base.add(hs) as *const LeaseRec, n),
                 dead: std::slice::from_raw_parts(dead as *const DeadRec, nd),
-                hdr: region.header(),
+                busy: &region.header().lease_busy,
+                returned: &region.header().lease_returned,
                 data: dead.add(ds * nd),
                 data_len: g.lease_bytes,
             })
+        }
+    }
+
+    /// A table over parts the loom models own (no data area).
+    #[cfg(loom)]
+    pub(crate) fn from_parts(
+        head: &'a LeaseHead,
+        recs: &'a [LeaseRec],
+        dead: &'a [DeadRec],
+        busy: &'a AtomicU64,
+        returned: &'a AtomicU64,
+    ) -> Table<'a> {
+        Table {
+            head,
+            recs,
+            dead,
+            busy,
+            returned,
+            data: std::ptr::null_mut(),
+            data_len: 0,
         }
     }
 
@@ -642,7 +682,7 @@ impl<'a> Table<'a> {
     /// count. Written before the record becomes [`HELD`].
     pub(crate) fn deliver(&self, idx: usize) -> u64 {
         let r = &self.recs[idx];
-        let n = r.deliveries.load(Ordering::Relaxed).wrapping_add(1);
+        let n = r.deliveries.load(Ordering::Relaxed).saturating_add(1);
         r.deliveries.store(n, Ordering::Relaxed);
         kill_point(Point::WorkCounted);
         Self::count(&self.head.delivered, 1);
@@ -670,22 +710,22 @@ impl<'a> Table<'a> {
     }
 
     /// Store the number of records not free in the header's
-    /// [`Header::lease_busy`] word. Caller holds the table lock.
+    /// [`Header::lease_busy`](crate::layout::Header::lease_busy) word. Caller holds the table lock.
     pub(crate) fn recount_busy(&self) {
         let n = (0..self.recs.len())
             .filter(|&i| self.state(i).1 != FREE)
             .count() as u64;
-        if self.hdr.lease_busy.load(Ordering::Relaxed) != n {
-            self.hdr.lease_busy.store(n, Ordering::SeqCst);
+        if self.busy.load(Ordering::Relaxed) != n {
+            self.busy.store(n, Ordering::SeqCst);
         }
     }
 
     /// Before a record leaves the free state: count it in
-    /// [`Header::lease_busy`] first, so that a holder killed before its
+    /// [`Header::lease_busy`](crate::layout::Header::lease_busy) first, so that a holder killed before its
     /// `recount_busy` leaves the word too high (plain pops look, and the
     /// takeover recounts), never too low. Caller holds the table lock.
     pub(crate) fn busy_ahead(&self) {
-        let b = &self.hdr.lease_busy;
+        let b = self.busy;
         b.store(b.load(Ordering::Relaxed).wrapping_add(1), Ordering::SeqCst);
     }
 
@@ -733,7 +773,7 @@ impl<'a> Table<'a> {
     /// A lease that comes back (released, deadline passed, holder died:
     /// `reason`): to the dead-letter area if it has had its last allowed
     /// delivery and the area has room, else [`RETURNED`] (Int: counted in
-    /// [`Header::lease_returned`]). Whether it went back to the queue.
+    /// [`Header::lease_returned`](crate::layout::Header::lease_returned)). Whether it went back to the queue.
     /// Caller holds the table lock.
     pub(crate) fn give_back(&self, idx: usize, gen: u64, reason: u64, int: bool) -> bool {
         if self.spent(idx) && self.move_dead(idx, gen, reason) {
@@ -742,7 +782,7 @@ impl<'a> Table<'a> {
         self.set(idx, gen, RETURNED);
         if int {
             kill_point(Point::LeaseIntReturned);
-            self.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
+            self.returned.fetch_add(1, Ordering::SeqCst);
         }
         true
     }

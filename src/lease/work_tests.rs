@@ -168,7 +168,6 @@ fn int_delays() {
 }
 
 #[test]
-#[ignore = "Str work calls: next commit"]
 fn str_counts_survive_the_return_into_the_queue() {
     let q = str_q(0, None);
     let mut b = Vec::new();
@@ -193,7 +192,6 @@ fn str_counts_survive_the_return_into_the_queue() {
 }
 
 #[test]
-#[ignore = "Str work calls: next commit"]
 fn str_dead_letters_delays_touch() {
     let q = str_q(2, Some(2));
     let mut b = Vec::new();

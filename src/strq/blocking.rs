@@ -177,7 +177,7 @@ impl StrQueue {
             // HOOK(lease): while leases are open, sleep at most 50 ms at a
             // time and look for dead holders when due, as `pop` does.
             let slice = if self.leases_busy() {
-                Deadline::after_secs(crate::lease::LOOK_EVERY_SECS).earliest(*deadline)
+                self.busy_slice(deadline)
             } else {
                 *deadline
             };

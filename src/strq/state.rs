@@ -335,6 +335,15 @@ impl<'q, const H: bool> Locked<'q, H> {
         read_item::<true>(self.q.slot(u64::from(i)), self.q.usable)
     }
 
+    /// The item at position `pos`, if it is in the queue (between the
+    /// front and the back) and its bytes lie inside the arena.
+    pub(super) fn item_at(&self, pos: u32) -> Option<Item> {
+        if u64::from(pos.wrapping_sub(self.front.head)) >= self.count() {
+            return None;
+        }
+        read_item::<true>(self.q.slot(u64::from(pos)), self.q.usable)
+    }
+
     /// Append the end item's bytes to `out`; optionally remove the item
     /// (at the front: the front lock held; at the back: both).
     #[inline(always)]

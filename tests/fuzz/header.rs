@@ -268,7 +268,14 @@ fn header_case(seed: u64, st: &Status) {
             assert!(g.capacity.is_power_of_two() && g.capacity >= 2);
             assert_eq!(
                 Some(g),
-                Geometry::compute_with(want, g.capacity, g.arena_cap, g.max_leases, g.lease_bytes),
+                Geometry::compute_full(
+                    want,
+                    g.capacity,
+                    g.arena_cap,
+                    g.max_leases,
+                    g.lease_bytes,
+                    g.max_dead
+                ),
                 "inconsistent geometry"
             );
         }
