@@ -5,19 +5,22 @@
 //! whose optional deadline passed, is returned to the front by the next
 //! operation that looks: no daemon.
 //!
-//! # The table (format 6)
+//! # The table (format 6, records and head grown in format 8)
 //!
 //! After the body (header, slots, Str arena), at `lease_off` (a multiple of
-//! 64, stored in the header with `max_leases` and, for Str, `lease_bytes`):
+//! 64, stored in the header with `max_leases`, `max_dead` and, for Str,
+//! `lease_bytes`):
 //!
 //! ```text
-//! lease_off                 64 bytes              LeaseHead (lock, counters)
-//! lease_off + 64            max_leases * 64       LeaseRec, one per lease
-//! lease_off + 64*(n+1)      lease_bytes (Str)     lease data: leased items' bytes
+//! lease_off                     192 bytes          LeaseHead (lock, counters, work words)
+//! lease_off + 192               max_leases * 128   LeaseRec, one per lease
+//! lease_off + 192 + 128n        max_dead * 64      DeadRec, the dead-letter area
+//! lease_off + 192 + 128n + 64d  lease_bytes (Str)  lease data: leased, delayed and dead items' bytes
 //! ```
 //!
 //! A record's `state` word is `generation << 8 | state`, with the states
-//! [`FREE`], [`TAKING`], [`HELD`], [`RETURNED`] and [`RETURNING`]. A lease
+//! [`FREE`], [`TAKING`], [`HELD`], [`RETURNED`], [`RETURNING`], and
+//! (format 8) [`DELAYED`] and [`BACK`]. A lease
 //! id given to the user is `generation << 16 | record index`; an id whose
 //! generation no longer matches its record is a lease that has ended.
 //!
@@ -78,6 +81,89 @@
 //! into the queue itself (while the queue is full they wait in the table,
 //! counted in its size); plain Str pops go to the table only to look for
 //! dead holders.
+//!
+//! # Work queue (format 8)
+//!
+//! **Delivery counts.** Every leased hand-out counts one delivery in the
+//! record's `deliveries` word, written before the record becomes
+//! [`HELD`] (Int: after the take, before `HELD`; Str: before the commit
+//! that removes the item). A return (release, passed deadline, dead
+//! holder) keeps the count with the item: an Int item waits in its
+//! record ([`RETURNED`]), so the count stays there; a Str item goes back
+//! into the queue itself, and its record stays behind as [`BACK`],
+//! holding no bytes, with the item's position and its slot's arena
+//! offset and stored length (`qpos`, `due`). The next `pop_lease` of the
+//! item at that position, with that offset and length, leases it with
+//! that record and goes on from its count. Every Str lease call that
+//! holds the locks first frees the `BACK` records whose item is no longer
+//! where they saw it (a plain pop took it: a plain pop is not a delivery
+//! and ends the count; or `clear`). When every record is in use,
+//! `pop_lease` forgets one `BACK` record's count rather than fail. A
+//! `pop_back` of such an item followed by a push of an item of the same
+//! size at the same place can carry the count over to the new item (a
+//! count too high, never an item lost).
+//!
+//! **Dead letters.** The create option `max_deliveries` (in the head;
+//! 0: unlimited) makes a returning item whose count has reached it move
+//! to the dead-letter area (`max_dead` records after the lease records,
+//! [`DeadRec`]) instead, with its count, reason and the CLOCK_REALTIME
+//! time: `Table::give_back` decides, `Table::move_dead` moves. `bury`
+//! moves a held item whatever its count. A Str dead item keeps its bytes
+//! where they were, in the lease data area (the default area is sized for
+//! `max_leases + max_dead` items). When the area is full nothing is
+//! dropped: the item returns as usual and `dead_full` counts it (`bury`
+//! fails instead, the lease still held). `kick` moves dead items back to
+//! the front with their counts reset (Int: as returned records; Str:
+//! front pushes); `dead_take` removes them. Dead items are in no pop's
+//! view and not in the size; plain pops never read the dead area.
+//!
+//! **Delays.** `release_after` and `push_delayed` leave the item in a
+//! record as [`DELAYED`] with a due time (CLOCK_MONOTONIC); it takes a
+//! lease record (and, for Str, room in the lease data area). The head's
+//! `next_due` word is the earliest due time. Every look (the lease
+//! calls', and a plain pop's when lease records are in use) makes the
+//! items whose time has come [`RETURNED`], so they are served first, as
+//! released items are: a due item goes before the items pushed after it
+//! fell due. A look that is due anyway also recomputes `next_due` (so a
+//! scribbled hint is repaired). Delayed items are not in the size. A
+//! blocked pop (plain or leased) sleeps while lease records are in use at
+//! most 50 ms and at most until `next_due` + 1 ms; `release_after` and
+//! `push_delayed` wake the sleepers so that they take the new due time
+//! into account.
+//!
+//! **Touch.** `touch` moves a held lease's deadline to now + its own
+//! length (the record's `length`) or a new one; a lease without a
+//! deadline stays without one.
+//!
+//! **Crash safety.** Each step writes in an order where a holder killed
+//! in between leaves the item at worst in two places, never in none, and
+//! each has a kill point (see `testpoint`):
+//!
+//! * the count (`work_counted`): written before the lease is held; a
+//!   holder killed then leaves the item where it was (Int: returned, or
+//!   settled by the intent rules above; Str: the take not committed), the
+//!   count maybe one too high;
+//! * the move to the dead area (`work_dead_moved`): the dead record is
+//!   written whole and made held, then the lease record freed; the
+//!   takeover frees a lease record that a dead record names (`src`: its
+//!   index and generation), so the move happens exactly once
+//!   (`Table::settle_dead_moves`);
+//! * the kick (`work_kicked`): the item is back in the live queue first,
+//!   then the dead record is freed: killed in between, the item is in
+//!   both (twice);
+//! * the delay (`work_delayed`) and the due item (`work_made_due`): a
+//!   state change of one record, the hint and counters after it (the
+//!   takeover recounts the returned items; the next look recomputes the
+//!   hint);
+//! * the dead drain (`work_dead_drain`): the item is copied out before
+//!   its record is freed: killed in between, it is still in the area.
+//!
+//! A plain push, pop or batch pays nothing for any of this on a queue
+//! with no lease record in use: dead items use no lease record, and the
+//! one word a plain pop reads for leases
+//! ([`Header::lease_busy`](crate::layout::Header::lease_busy)) is not
+//! zero while an item is delayed (or, for Str, while a `BACK` record
+//! keeps a count), which sends pops to the looks above.
 
 use std::fmt;
 
