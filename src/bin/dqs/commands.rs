@@ -568,8 +568,9 @@ fn dead_value_text(q: &AnyQueue, d: &DeadItem, bytes: &[u8]) -> String {
 fn local_time(ns: u64) -> String {
     let secs = (ns / 1_000_000_000) as libc::time_t;
     let ms = (ns / 1_000_000) % 1000;
-    // SAFETY: localtime_r writes the zeroed tm it is given and reads secs.
+    // SAFETY: an all-zero `tm` is a valid value of the plain C struct.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r reads `secs` and writes `tm`, both live locals.
     if unsafe { libc::localtime_r(&secs, &mut tm) }.is_null() {
         return format!("{}.{ms:03}", ns / 1_000_000_000);
     }
