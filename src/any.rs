@@ -455,7 +455,8 @@ impl AnyQueue {
     /// The lease lines of `dqs stats`: (name, value), names of at most 14
     /// characters (`leases_nacked` counts releases, `leases_dead` leases
     /// returned after their holder died, `leases_expired` after their
-    /// deadline).
+    /// deadline), then the work-queue counters under their
+    /// [`LeaseStats`] names.
     ///
     /// A snapshot without the lock and without a look for dead holders,
     /// so that `dqs stats` changes nothing and never waits.
@@ -473,6 +474,21 @@ impl AnyQueue {
         if matches!(self, AnyQueue::Str(_)) {
             v.push(("lease_bytes", s.lease_bytes));
         }
+        // HOOK(work): the work-queue counters (format 8), as lease_stats
+        // names them.
+        v.extend([
+            ("max_deliveries", s.max_deliveries),
+            ("max_dead", s.max_dead),
+            ("delivered", s.delivered),
+            ("dead", s.dead),
+            ("buried", s.buried),
+            ("kicked", s.kicked),
+            ("drained", s.drained),
+            ("delayed", s.delayed),
+            ("touched", s.touched),
+            ("dead_full", s.dead_full),
+            ("dead_items", s.dead_items),
+        ]);
         v
     }
 
