@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use data_queue_shared::any::{int_range, probe, AnyQueue};
 use data_queue_shared::lease::{reason_name, state_name, DeadItem};
-use data_queue_shared::{Deadline, Error, LeaseStats, Stats, Variant, Waited};
+use data_queue_shared::{Deadline, Error, Stats, Variant, Waited};
 
 use crate::cli::{
     CreateArgs, DeadArgs, KickArgs, OutArgs, PathArgs, PeekArgs, PopArgs, PushArgs, QType,
@@ -443,10 +443,9 @@ fn stats_json(path: &Path, variant: Variant, s: &Stats) -> String {
 pub(crate) fn stats(a: StatsArgs) -> Result<(), Fail> {
     let q = attach(&a.path)?;
     let s = q.stats();
-    // HOOK(lease): the lease counters after the others, then the work
-    // queue's.
-    let mut leases = q.lease_fields();
-    leases.extend(work_fields(&q.lease_stats()));
+    // HOOK(lease): the lease and work-queue counters after the others (a
+    // snapshot without the lock).
+    let leases = q.lease_fields();
     let mut out = io::stdout().lock();
     if a.json {
         let mut j = stats_json(&a.path, q.variant(), &s);
@@ -469,23 +468,6 @@ pub(crate) fn stats(a: StatsArgs) -> Result<(), Fail> {
     }
     out.flush()?;
     Ok(())
-}
-
-/// The work-queue counters of `dqs stats`, in order.
-fn work_fields(s: &LeaseStats) -> Vec<(&'static str, u64)> {
-    vec![
-        ("max_deliveries", s.max_deliveries),
-        ("max_dead", s.max_dead),
-        ("delivered", s.delivered),
-        ("dead", s.dead),
-        ("buried", s.buried),
-        ("kicked", s.kicked),
-        ("drained", s.drained),
-        ("delayed", s.delayed),
-        ("touched", s.touched),
-        ("dead_full", s.dead_full),
-        ("dead_items", s.dead_items),
-    ]
 }
 
 /// `dqs leases`: the open and waiting leases (after a look for dead

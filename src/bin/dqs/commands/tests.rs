@@ -120,14 +120,11 @@ fn dead_items_print_and_escape() {
 
 #[test]
 fn work_counters_in_order() {
-    let s = LeaseStats {
-        delivered: 9,
-        dead_items: 2,
-        ..LeaseStats::default()
-    };
-    let names: Vec<_> = work_fields(&s).into_iter().map(|(k, _)| k).collect();
+    let q = AnyQueue::anonymous(Variant::Int64, 8, 0).unwrap();
+    let names: Vec<_> = q.lease_fields().into_iter().map(|(k, _)| k).collect();
+    let at = names.iter().position(|k| *k == "max_deliveries").unwrap();
     assert_eq!(
-        names,
+        names[at..],
         [
             "max_deliveries",
             "max_dead",
@@ -142,5 +139,4 @@ fn work_counters_in_order() {
             "dead_items"
         ]
     );
-    assert_eq!(work_fields(&s)[2], ("delivered", 9));
 }
