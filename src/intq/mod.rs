@@ -19,7 +19,7 @@ use crate::wait::{block_on_fenced, Side, Waited};
 mod lease;
 mod record_cache;
 mod work;
-pub(crate) use work::{check_delay, delay_ns, touch_rec};
+pub(crate) use work::{check_delay, delay_ns};
 
 /// A bounded lock-free MPMC queue of `T` (`i64`, `i32` or `i16`) in shared
 /// memory.
