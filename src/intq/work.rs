@@ -38,6 +38,13 @@ impl<T: Element> IntQueue<T> {
         }
     }
 
+    /// Whether a blocked pop that noted the due hint `hint` must compute
+    /// its slice again: lease records are in use and the hint changed.
+    #[inline]
+    pub(super) fn due_changed(&self, hint: u64) -> bool {
+        self.leases_busy() && crate::lease::due_hint(self.region()) != hint
+    }
+
     /// Run `f` on the table under its lock after a look, then recount and
     /// wake consumers for the items that came back (`f` adds its own).
     fn with_table<R>(&self, f: impl FnOnce(&Table<'_>, u64, &mut u64) -> LResult<R>) -> LResult<R> {

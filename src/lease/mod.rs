@@ -649,6 +649,15 @@ loom::thread_local! {
 #[cfg(loom)]
 pub(crate) struct Died;
 
+/// The due hint of `region`'s lease table (0: none, or no table): a
+/// blocked pop notes it when it computes its sleep slice, and ends the
+/// slice early when it has changed (a `release_after` or `push_delayed`
+/// made an earlier due time; they wake the sleepers).
+#[cold]
+pub(crate) fn due_hint(region: &Region) -> u64 {
+    Table::of(region).map_or(0, |t| t.head.next_due.load(Ordering::Relaxed))
+}
+
 /// A queue's lease table, bounds from the private geometry.
 pub(crate) struct Table<'a> {
     pub head: &'a LeaseHead,

@@ -25,6 +25,13 @@ impl StrQueue {
         }
     }
 
+    /// Whether a blocked pop that noted the due hint `hint` must compute
+    /// its slice again: lease records are in use and the hint changed.
+    #[inline]
+    pub(super) fn due_changed(&self, hint: u64) -> bool {
+        self.leases_busy() && crate::lease::due_hint(&self.region) != hint
+    }
+
     /// Run `f` under both locks after a look, then put back what must go
     /// back, commit and unlock.
     fn with_str_table<R>(
