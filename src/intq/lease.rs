@@ -314,14 +314,19 @@ impl<T: Element> IntQueue<T> {
     ) -> LResult<Waited<(T, u64, u64)>> {
         let t = self.lease_table()?;
         loop {
-            let slice = if self.leases_busy() {
-                t.wait_slice(deadline)
+            let (slice, hint) = if self.leases_busy() {
+                (
+                    t.wait_slice(deadline),
+                    t.head.next_due.load(Ordering::Relaxed),
+                )
             } else {
-                *deadline
+                (*deadline, 0)
             };
+            // `None`: a new due time ends the slice.
             let w = block_on_fenced(self.consumers(), &slice, || {
                 match self.pop_lease_once(timeout, Some(&slice)) {
-                    Ok(Got::Item(v, l, n)) => Ok(Ok((v, l, n))),
+                    Ok(Got::Item(v, l, n)) => Ok(Ok(Some((v, l, n)))),
+                    Ok(Got::Empty) if self.due_changed(hint) => Ok(Ok(None)),
                     Ok(Got::Empty) => Err(crate::ring::Miss::Settled),
                     Ok(Got::Locked(f)) => Ok(Err(Err(f))),
                     Err(e) => Ok(Err(Ok(e))),
@@ -336,8 +341,10 @@ impl<T: Element> IntQueue<T> {
                         .fetch_add(1, Ordering::Relaxed);
                     return Ok(Waited::TimedOut);
                 }
-                Some(r) => return r,
-                None => {}
+                Some(Ok(Waited::Done(Some(x)))) => return Ok(Waited::Done(x)),
+                Some(Ok(Waited::Interrupted)) => return Ok(Waited::Interrupted),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(Waited::Done(None))) | None => {}
             }
         }
     }

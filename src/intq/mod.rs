@@ -19,7 +19,7 @@ use crate::wait::{block_on_fenced, Side, Waited};
 mod lease;
 mod record_cache;
 mod work;
-pub(crate) use work::{check_delay, delay_ns, touch_rec};
+pub(crate) use work::{check_delay, delay_ns};
 
 /// A bounded lock-free MPMC queue of `T` (`i64`, `i32` or `i16`) in shared
 /// memory.
@@ -343,14 +343,26 @@ impl<T: Element> IntQueue<T> {
     pub fn pop_wait(&self, deadline: &Deadline) -> Waited<T> {
         let r = loop {
             // HOOK(lease): as in `pop` (the re-check before a sleep too).
-            let slice = if self.leases_busy() {
-                self.busy_slice(deadline)
+            // A new due time of a delayed item ends the slice (`None`).
+            let (slice, hint) = if self.leases_busy() {
+                (
+                    self.busy_slice(deadline),
+                    crate::lease::due_hint(self.region()),
+                )
             } else {
-                *deadline
+                (*deadline, 0)
             };
-            match block_on_fenced(self.consumers(), &slice, || self.try_pop_any()) {
+            let attempt = || match self.try_pop_any() {
+                Ok(v) => Ok(Some(v)),
+                Err(_) if self.due_changed(hint) => Ok(None),
+                Err(m) => Err(m),
+            };
+            match block_on_fenced(self.consumers(), &slice, attempt) {
                 Waited::TimedOut if !deadline.expired() => {}
-                r => break r,
+                Waited::Done(None) => {}
+                Waited::Done(Some(v)) => break Waited::Done(v),
+                Waited::TimedOut => break Waited::TimedOut,
+                Waited::Interrupted => break Waited::Interrupted,
             }
         };
         match r {

@@ -4,10 +4,7 @@
 
 use super::IntQueue;
 use crate::futex::Deadline;
-use crate::lease::{
-    kill_point, length_of, now_ns, DeadItem, LeaseError, Table, DEAD_BURIED, DEAD_DEADLINE,
-    DEAD_RELEASED, RETURNED,
-};
+use crate::lease::{kill_point, now_ns, DeadItem, LeaseError, Table, WorkEnd, RETURNED};
 use crate::ring::Element;
 use crate::sync::Ordering;
 use crate::testpoint::Point;
@@ -39,6 +36,13 @@ impl<T: Element> IntQueue<T> {
             Some(t) => t.wait_slice(deadline),
             None => *deadline,
         }
+    }
+
+    /// Whether a blocked pop that noted the due hint `hint` must compute
+    /// its slice again: lease records are in use and the hint changed.
+    #[inline]
+    pub(super) fn due_changed(&self, hint: u64) -> bool {
+        self.leases_busy() && crate::lease::due_hint(self.region()) != hint
     }
 
     /// Run `f` on the table under its lock after a look, then recount and
@@ -77,17 +81,14 @@ impl<T: Element> IntQueue<T> {
     /// # Errors
     /// As [`IntQueue::ack`].
     pub fn touch(&self, lease: u64, timeout: Option<f64>) -> LResult<bool> {
+        self.work_end(lease, WorkEnd::Touch(timeout))
+    }
+
+    fn work_end(&self, lease: u64, what: WorkEnd) -> LResult<bool> {
         self.with_table(|t, now, woke| {
-            let Some((i, gen)) = t.held_by_me(lease)? else {
-                return Ok(false);
-            };
-            if t.expired(i, now) {
-                t.count_return(false);
-                *woke += u64::from(t.give_back(i, gen, DEAD_DEADLINE, true));
-                return Ok(false);
-            }
-            touch_rec(t, i, now, timeout);
-            Ok(true)
+            let (held, back) = t.work_end(lease, now, what, true)?;
+            *woke += back;
+            Ok(held)
         })
     }
 
@@ -104,22 +105,7 @@ impl<T: Element> IntQueue<T> {
         if delay == 0.0 {
             return self.release(lease);
         }
-        let r = self.with_table(|t, now, woke| {
-            let Some((i, gen)) = t.held_by_me(lease)? else {
-                return Ok(false);
-            };
-            if t.expired(i, now) {
-                t.count_return(false);
-                *woke += u64::from(t.give_back(i, gen, DEAD_DEADLINE, true));
-                return Ok(false);
-            }
-            Table::count(&t.head.released, 1);
-            if t.spent(i) && t.move_dead(i, gen, DEAD_RELEASED) {
-                return Ok(true);
-            }
-            t.delay(i, gen, now.saturating_add(delay_ns(delay)));
-            Ok(true)
-        });
+        let r = self.work_end(lease, WorkEnd::Delay(delay_ns(delay)));
         // Sleepers recompute their slice from the due time.
         self.consumers().wake_all();
         r
@@ -133,15 +119,7 @@ impl<T: Element> IntQueue<T> {
     /// As [`IntQueue::ack`]; [`LeaseError::DeadFull`] when the area is
     /// full or absent (the lease stays held).
     pub fn bury(&self, lease: u64) -> LResult<bool> {
-        self.with_table(|t, _, _| {
-            let Some((i, gen)) = t.held_by_me(lease)? else {
-                return Ok(false);
-            };
-            if !t.move_dead(i, gen, DEAD_BURIED) {
-                return Err(LeaseError::DeadFull(t.dead.len() as u64));
-            }
-            Ok(true)
-        })
+        self.work_end(lease, WorkEnd::Bury)
     }
 
     /// Push `v` so that it becomes visible (at the front, as a returned
@@ -234,20 +212,4 @@ impl<T: Element> IntQueue<T> {
             Ok(moved)
         })
     }
-}
-
-/// Push record `i`'s deadline forward (see `touch`). Caller holds the
-/// table lock.
-pub(crate) fn touch_rec(t: &Table<'_>, i: usize, now: u64, timeout: Option<f64>) {
-    let r = &t.recs[i];
-    if let Some(s) = timeout {
-        r.length.store(length_of(Some(s)), Ordering::Relaxed);
-    }
-    let len = r.length.load(Ordering::Relaxed);
-    if len == 0 {
-        return;
-    }
-    r.deadline
-        .store(now.saturating_add(len).max(1), Ordering::Relaxed);
-    Table::count(&t.head.touched, 1);
 }

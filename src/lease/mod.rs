@@ -513,6 +513,16 @@ pub fn reason_name(r: u64) -> &'static str {
     }
 }
 
+/// What [`Table::work_end`] does with a held lease.
+pub(crate) enum WorkEnd {
+    /// `touch`: a new length in seconds, or the lease's own.
+    Touch(Option<f64>),
+    /// `release_after`: back after this many ns.
+    Delay(u64),
+    /// `bury`.
+    Bury,
+}
+
 /// One item of the dead-letter area.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DeadItem {
@@ -638,6 +648,15 @@ loom::thread_local! {
 /// Loom: the unwind of a model thread that died at its point.
 #[cfg(loom)]
 pub(crate) struct Died;
+
+/// The due hint of `region`'s lease table (0: none, or no table): a
+/// blocked pop notes it when it computes its sleep slice, and ends the
+/// slice early when it has changed (a `release_after` or `push_delayed`
+/// made an earlier due time; they wake the sleepers).
+#[cold]
+pub(crate) fn due_hint(region: &Region) -> u64 {
+    Table::of(region).map_or(0, |t| t.head.next_due.load(Ordering::Relaxed))
+}
 
 /// A queue's lease table, bounds from the private geometry.
 pub(crate) struct Table<'a> {
@@ -871,6 +890,53 @@ impl<'a> Table<'a> {
             self.returned.fetch_add(1, Ordering::SeqCst);
         }
         true
+    }
+
+    /// The common part of `touch`, `release_after` and `bury` on lease
+    /// `id`: whether the lease was held (`Ok(false)`: it had ended; a
+    /// lease whose deadline has passed is returned as a late ack returns
+    /// it), and how many items came back to the queue. Caller holds the
+    /// table lock (`int`: the integer queues' returned items).
+    pub(crate) fn work_end(
+        &self,
+        id: u64,
+        now: u64,
+        what: WorkEnd,
+        int: bool,
+    ) -> std::result::Result<(bool, u64), LeaseError> {
+        let Some((i, gen)) = self.held_by_me(id)? else {
+            return Ok((false, 0));
+        };
+        if self.expired(i, now) && !matches!(what, WorkEnd::Bury) {
+            self.count_return(false);
+            return Ok((false, u64::from(self.give_back(i, gen, DEAD_DEADLINE, int))));
+        }
+        match what {
+            WorkEnd::Touch(timeout) => {
+                let r = &self.recs[i];
+                if let Some(s) = timeout {
+                    r.length.store(length_of(Some(s)), Ordering::Relaxed);
+                }
+                let len = r.length.load(Ordering::Relaxed);
+                if len != 0 {
+                    r.deadline
+                        .store(now.saturating_add(len).max(1), Ordering::Relaxed);
+                    Self::count(&self.head.touched, 1);
+                }
+            }
+            WorkEnd::Delay(ns) => {
+                Self::count(&self.head.released, 1);
+                if !(self.spent(i) && self.move_dead(i, gen, DEAD_RELEASED)) {
+                    self.delay(i, gen, now.saturating_add(ns));
+                }
+            }
+            WorkEnd::Bury => {
+                if !self.move_dead(i, gen, DEAD_BURIED) {
+                    return Err(LeaseError::DeadFull(self.dead.len() as u64));
+                }
+            }
+        }
+        Ok((true, 0))
     }
 
     /// The slice a blocked pop sleeps while lease records are in use:

@@ -251,3 +251,48 @@ fn str_dead_letters_delays_touch() {
     let s = q.lease_stats();
     assert_eq!((s.dead, s.buried, s.kicked, s.drained), (2, 1, 2, 1));
 }
+
+#[test]
+fn a_sleeping_pop_wakes_for_a_delay_made_after_it_slept() {
+    let q = int_q(0, None);
+    let s = str_q(0, None);
+    std::thread::scope(|sc| {
+        let a = sc.spawn(|| {
+            let t0 = std::time::Instant::now();
+            let r = q.pop_wait(&Deadline::after_secs(3.0));
+            (r, t0.elapsed().as_secs_f64())
+        });
+        let b = sc.spawn(|| {
+            let t0 = std::time::Instant::now();
+            let r = q.pop_lease_wait_counted(&Deadline::after_secs(3.0), None);
+            (r.unwrap().map(|x| x.0), t0.elapsed().as_secs_f64())
+        });
+        let c = sc.spawn(|| {
+            let mut b = Vec::new();
+            let t0 = std::time::Instant::now();
+            let r = s.pop_wait(false, &mut b, &Deadline::after_secs(3.0));
+            (r, b, t0.elapsed().as_secs_f64())
+        });
+        let d = sc.spawn(|| {
+            let mut b = Vec::new();
+            let t0 = std::time::Instant::now();
+            let r = s.pop_lease_wait_counted(&Deadline::after_secs(3.0), None, &mut b);
+            (r.unwrap().map(|x| x.0), b, t0.elapsed().as_secs_f64())
+        });
+        // All four asleep on queues with no lease record in use.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        q.push_delayed(0.03, 1).unwrap();
+        q.push_delayed(0.03, 2).unwrap();
+        s.push_delayed(0.03, b"x", false).unwrap();
+        s.push_delayed(0.03, b"y", false).unwrap();
+        for (r, e) in [a.join().unwrap(), b.join().unwrap()] {
+            assert!(matches!(r, Waited::Done(1 | 2)), "{r:?}");
+            assert!((0.058..0.066).contains(&e), "Int woke after {e}");
+        }
+        for (r, b, e) in [c.join().unwrap(), d.join().unwrap()] {
+            assert!(matches!(r, Waited::Done(_)), "{r:?}");
+            assert!(b == b"x" || b == b"y");
+            assert!((0.058..0.066).contains(&e), "Str woke after {e}");
+        }
+    });
+}

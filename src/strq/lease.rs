@@ -454,14 +454,19 @@ impl StrQueue {
     ) -> LResult<Waited<(bool, u64, u64)>> {
         let t = self.lease_table()?;
         loop {
-            let slice = if self.leases_busy() {
-                t.wait_slice(deadline)
+            let (slice, hint) = if self.leases_busy() {
+                (
+                    t.wait_slice(deadline),
+                    t.head.next_due.load(Ordering::Relaxed),
+                )
             } else {
-                *deadline
+                (*deadline, 0)
             };
+            // `None`: a new due time ends the slice.
             let w = block_on(self.consumers(), &slice, || {
                 match self.str_pop_lease_once(timeout, out, Some(&slice)) {
-                    Ok(Ok(Some(x))) => Ok(Ok(x)),
+                    Ok(Ok(Some(x))) => Ok(Ok(Some(x))),
+                    Ok(Ok(None)) if self.due_changed(hint) => Ok(Ok(None)),
                     Ok(Ok(None)) => Err(Miss::Settled),
                     Ok(Err(f)) => Ok(Err(Err(f))),
                     Err(e) => Ok(Err(Ok(e))),
@@ -473,8 +478,10 @@ impl StrQueue {
                     self.count_empty();
                     return Ok(Waited::TimedOut);
                 }
-                Some(r) => return r,
-                None => {}
+                Some(Ok(Waited::Done(Some(x)))) => return Ok(Waited::Done(x)),
+                Some(Ok(Waited::Interrupted)) => return Ok(Waited::Interrupted),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(Waited::Done(None))) | None => {}
             }
         }
     }

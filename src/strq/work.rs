@@ -8,11 +8,8 @@ use super::state::Locked;
 use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
-use crate::intq::{check_delay, delay_ns, touch_rec};
-use crate::lease::{
-    kill_point, now_ns, DeadItem, LeaseError, Table, DEAD_BURIED, DEAD_DEADLINE, DEAD_RELEASED,
-    SCAN_NS,
-};
+use crate::intq::{check_delay, delay_ns};
+use crate::lease::{kill_point, now_ns, DeadItem, LeaseError, Table, WorkEnd, SCAN_NS};
 use crate::sync::Ordering;
 use crate::testpoint::Point;
 
@@ -26,6 +23,13 @@ impl StrQueue {
             Some(t) => t.wait_slice(deadline),
             None => *deadline,
         }
+    }
+
+    /// Whether a blocked pop that noted the due hint `hint` must compute
+    /// its slice again: lease records are in use and the hint changed.
+    #[inline]
+    pub(super) fn due_changed(&self, hint: u64) -> bool {
+        self.leases_busy() && crate::lease::due_hint(&self.region) != hint
     }
 
     /// Run `f` under both locks after a look, then put back what must go
@@ -61,18 +65,11 @@ impl StrQueue {
     /// # Errors
     /// As [`StrQueue::ack`].
     pub fn touch(&self, lease: u64, timeout: Option<f64>) -> LResult<bool> {
-        self.with_str_table(|t, _, now| {
-            let Some((i, gen)) = t.held_by_me(lease)? else {
-                return Ok(false);
-            };
-            if t.expired(i, now) {
-                t.count_return(false);
-                t.give_back(i, gen, DEAD_DEADLINE, false);
-                return Ok(false);
-            }
-            touch_rec(t, i, now, timeout);
-            Ok(true)
-        })
+        self.work_end(lease, WorkEnd::Touch(timeout))
+    }
+
+    fn work_end(&self, lease: u64, what: WorkEnd) -> LResult<bool> {
+        self.with_str_table(|t, _, now| Ok(t.work_end(lease, now, what, false)?.0))
     }
 
     /// [`StrQueue::release`], the item coming back to the front only
@@ -87,22 +84,7 @@ impl StrQueue {
         if delay == 0.0 {
             return self.release(lease);
         }
-        let r = self.with_str_table(|t, _, now| {
-            let Some((i, gen)) = t.held_by_me(lease)? else {
-                return Ok(false);
-            };
-            if t.expired(i, now) {
-                t.count_return(false);
-                t.give_back(i, gen, DEAD_DEADLINE, false);
-                return Ok(false);
-            }
-            Table::count(&t.head.released, 1);
-            if t.spent(i) && t.move_dead(i, gen, DEAD_RELEASED) {
-                return Ok(true);
-            }
-            t.delay(i, gen, now.saturating_add(delay_ns(delay)));
-            Ok(true)
-        });
+        let r = self.work_end(lease, WorkEnd::Delay(delay_ns(delay)));
         self.consumers().wake_all();
         r
     }
@@ -114,15 +96,7 @@ impl StrQueue {
     /// As [`StrQueue::ack`]; [`LeaseError::DeadFull`] (the lease stays
     /// held).
     pub fn bury(&self, lease: u64) -> LResult<bool> {
-        self.with_str_table(|t, _, _| {
-            let Some((i, gen)) = t.held_by_me(lease)? else {
-                return Ok(false);
-            };
-            if !t.move_dead(i, gen, DEAD_BURIED) {
-                return Err(LeaseError::DeadFull(t.dead.len() as u64));
-            }
-            Ok(true)
-        })
+        self.work_end(lease, WorkEnd::Bury)
     }
 
     /// Push `bytes` (compressed as this handle's pushes are), visible at
