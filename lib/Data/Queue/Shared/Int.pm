@@ -386,7 +386,8 @@ Slot count.
 Bytes mapped: the 320-byte header plus the slots; for the integer queues
 the intent records next (32 records of 64 bytes, on a 64-byte boundary);
 then (unless the queue was created with C<max_leases> 0) the lease table
-on a 64-byte boundary, 64 bytes per lease plus 64 (see
+on a 64-byte boundary, a 192-byte head, 128 bytes per lease and 64 per
+dead-letter record (see
 L<Data::Queue::Shared::Format>). An Int queue of capacity 2 without
 leases maps 2432 bytes.
 
