@@ -592,6 +592,9 @@ pub const MAX_LEASES: u64 = 1 << 16;
 pub const LEASE_REC_SIZE: u64 = 128;
 /// Bytes of the lease table's head, before the records (format 8).
 pub const LEASE_HEAD_SIZE: u64 = 192;
+/// Offset in the lease table's head of `max_deliveries` (format 8),
+/// written at create.
+pub const LEASE_HEAD_MAX_DELIVERIES: u64 = 64;
 /// Bytes per dead-letter record (format 8), after the lease records.
 pub const DEAD_REC_SIZE: u64 = 64;
 

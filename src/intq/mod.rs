@@ -19,7 +19,6 @@ use crate::wait::{block_on_fenced, Side, Waited};
 mod lease;
 mod record_cache;
 mod work;
-pub(crate) use work::{check_delay, delay_ns};
 
 /// A bounded lock-free MPMC queue of `T` (`i64`, `i32` or `i16`) in shared
 /// memory.
@@ -705,8 +704,9 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!((s.push_waiters, s.pop_waiters), (0, 0));
     /// // header + two 16-byte slots, then (on a 64-byte boundary) the
     /// // ring's 32 intent records, then the default lease table: a
-    /// // 64-byte head and 64 records
-    /// assert_eq!(s.mmap_size, 384 + 32 * 64 + 65 * 64);
+    /// // 192-byte head, 64 records of 128 bytes and 64 dead-letter
+    /// // records of 64 bytes
+    /// assert_eq!(s.mmap_size, 384 + 32 * 64 + 192 + 64 * 128 + 64 * 64);
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {

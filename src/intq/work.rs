@@ -4,29 +4,14 @@
 
 use super::IntQueue;
 use crate::futex::Deadline;
-use crate::lease::{kill_point, now_ns, DeadItem, LeaseError, Table, WorkEnd, RETURNED};
+use crate::lease::{
+    check_delay, delay_ns, kill_point, now_ns, DeadItem, LeaseError, Table, WorkEnd, RETURNED,
+};
 use crate::ring::Element;
 use crate::sync::Ordering;
 use crate::testpoint::Point;
 
 type LResult<T> = std::result::Result<T, LeaseError>;
-
-/// Nanoseconds of a delay of `secs` (checked by the caller: finite, not
-/// negative), at most 10^9 seconds.
-pub(crate) fn delay_ns(secs: f64) -> u64 {
-    (secs.clamp(0.0, 1.0e9) * 1e9) as u64
-}
-
-/// A delay argument the Rust API refuses: negative, NaN or infinite.
-pub(crate) fn check_delay(secs: f64) -> LResult<()> {
-    if secs.is_finite() && secs >= 0.0 {
-        Ok(())
-    } else {
-        Err(LeaseError::BadArg(format!(
-            "delay '{secs}' is not a number of seconds >= 0"
-        )))
-    }
-}
 
 impl<T: Element> IntQueue<T> {
     /// Busy pops' sleep slice (see `Table::wait_slice`).

@@ -323,16 +323,11 @@ const _: () = {
     assert!(std::mem::size_of::<LeaseHead>() as u64 == crate::layout::LEASE_HEAD_SIZE);
     assert!(std::mem::size_of::<LeaseRec>() as u64 == crate::layout::LEASE_REC_SIZE);
     assert!(std::mem::size_of::<DeadRec>() as u64 == crate::layout::DEAD_REC_SIZE);
+    assert!(
+        std::mem::offset_of!(LeaseHead, max_deliveries) as u64
+            == crate::layout::LEASE_HEAD_MAX_DELIVERIES
+    );
 };
-
-/// Write the create options into a new queue's lease table head.
-pub(crate) fn init_head(region: &Region, max_deliveries: u64) {
-    if let Some(t) = Table::of(region) {
-        t.head
-            .max_deliveries
-            .store(max_deliveries, Ordering::Relaxed);
-    }
-}
 
 /// How often (at most) an operation looks for dead holders and passed
 /// deadlines, unless it found the queue empty: a look reads `/proc` once
@@ -598,6 +593,23 @@ pub(crate) fn deadline_of(now: u64, timeout: Option<f64>) -> u64 {
             now.saturating_add(ns).max(1)
         }
         _ => 0,
+    }
+}
+
+/// Nanoseconds of a delay of `secs` (checked by the caller: finite, not
+/// negative), at most 10^9 seconds.
+pub(crate) fn delay_ns(secs: f64) -> u64 {
+    (secs.clamp(0.0, 1.0e9) * 1e9) as u64
+}
+
+/// A delay argument the Rust API refuses: negative, NaN or infinite.
+pub(crate) fn check_delay(secs: f64) -> std::result::Result<(), LeaseError> {
+    if secs.is_finite() && secs >= 0.0 {
+        Ok(())
+    } else {
+        Err(LeaseError::BadArg(format!(
+            "delay '{secs}' is not a number of seconds >= 0"
+        )))
     }
 }
 

@@ -8,8 +8,9 @@ use super::state::Locked;
 use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
-use crate::intq::{check_delay, delay_ns};
-use crate::lease::{kill_point, now_ns, DeadItem, LeaseError, Table, WorkEnd, SCAN_NS};
+use crate::lease::{
+    check_delay, delay_ns, kill_point, now_ns, DeadItem, LeaseError, Table, WorkEnd, SCAN_NS,
+};
 use crate::sync::Ordering;
 use crate::testpoint::Point;
 
