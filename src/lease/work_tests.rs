@@ -296,3 +296,23 @@ fn a_sleeping_pop_wakes_for_a_delay_made_after_it_slept() {
         }
     });
 }
+
+#[test]
+fn str_delayed_and_dead_items_keep_compression() {
+    let q = str_q(1, None);
+    q.set_compress(32, 1).unwrap();
+    let big = vec![b'z'; 3000];
+    q.push_delayed(0.0, &big, true).unwrap();
+    assert_eq!(q.stats().compressed, 1, "counted once, at the delayed push");
+    let mut b = Vec::new();
+    let (u, l, n) = q.pop_lease_counted(None, &mut b).unwrap().unwrap();
+    assert_eq!((b.len(), u, n), (3000, true, 1));
+    assert!(q.release(l).unwrap()); // spent: dead
+    let (d, u) = q.dead_nth(0, &mut b).unwrap().unwrap();
+    assert_eq!((b.len(), u, d.value), (3000, true, 3000));
+    assert!(d.stored < 3000, "stored compressed");
+    assert_eq!(q.kick(1).unwrap(), 1);
+    assert_eq!(q.pop(false, &mut b), Some(true));
+    assert_eq!(b, big);
+    assert_eq!(q.stats().compressed, 1);
+}
