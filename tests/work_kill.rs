@@ -256,10 +256,55 @@ fn str_points() {
     let _ = std::fs::remove_file(&p);
 }
 
+/// A poison item whose every holder dies (a child that exits holding
+/// its lease) ends in the dead-letter area after exactly
+/// `max_deliveries` deliveries, reason "holder died"; the other items then
+/// pass once each, in order.
+fn poison() {
+    let p = path("poison");
+    let q = int_q(&p, 3);
+    q.push(666);
+    for v in 1..=7 {
+        q.push(v);
+    }
+    let mut children = 0;
+    while q.dead_count() == 0 {
+        children += 1;
+        assert!(children <= 3, "dead after max_deliveries holders died");
+        child(None, || {
+            let c = IntQueue::<i64>::open(&p, 8, 0o600).unwrap();
+            let (v, _, n) = c.pop_lease_counted(None).unwrap().unwrap();
+            assert_eq!(v, 666, "the poison is served first once returned");
+            assert!(n <= 3);
+        });
+        let _ = q.lease_stats(); // a look: the dead holder's lease comes back
+    }
+    assert_eq!(children, 3);
+    let d = q.dead_nth(0).expect("the poison is dead");
+    assert_eq!(
+        (d.value, d.deliveries, d.reason),
+        (666, 3, DEAD_HOLDER_DIED)
+    );
+    let mut seen = Vec::new();
+    while let Some((v, l, n)) = q.pop_lease_counted(None).unwrap() {
+        assert_eq!(n, 1);
+        assert!(q.ack(l).unwrap());
+        seen.push(v);
+    }
+    assert_eq!(
+        seen,
+        (1..=7).collect::<Vec<_>>(),
+        "the others once each, in order"
+    );
+    assert_eq!(q.lease_stats().delivered, 10);
+    let _ = std::fs::remove_file(&p);
+}
+
 #[test]
 fn work_kill_points_lose_nothing() {
     // SAFETY: plain alarm; its default action ends the process on a hang.
     unsafe { libc::alarm(60) };
     int_points();
     str_points();
+    poison();
 }

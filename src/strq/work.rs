@@ -113,10 +113,10 @@ impl StrQueue {
         let r = if self.packs(bytes) {
             let level = self.compress.level.load(Ordering::Relaxed);
             compress::with_packed(bytes, level, |stored, packed| {
-                self.put_delayed(delay, stored, utf8, packed)
+                self.put_delayed(delay, stored, utf8, packed.then_some(bytes.len() as u64))
             })
         } else {
-            self.put_delayed(delay, bytes, utf8, false)
+            self.put_delayed(delay, bytes, utf8, None)
         };
         if r.is_ok() {
             self.consumers().wake_all();
@@ -124,7 +124,14 @@ impl StrQueue {
         r
     }
 
-    fn put_delayed(&self, delay: f64, stored: &[u8], utf8: bool, packed: bool) -> LResult<()> {
+    /// `packed`: `stored` is the zstd frame of a string of this length.
+    fn put_delayed(
+        &self,
+        delay: f64,
+        stored: &[u8],
+        utf8: bool,
+        packed: Option<u64>,
+    ) -> LResult<()> {
         let len = stored.len() as u64;
         if len > self.max_len {
             return Err(LeaseError::TooBig {
@@ -144,10 +151,14 @@ impl StrQueue {
             t.busy_ahead();
             let gen = t.begin(i, now, None, true);
             let r = &t.recs[i];
-            let lw = len as u32 | if packed { LEN_PACKED } else { 0 };
+            let lw = len as u32 | if packed.is_some() { LEN_PACKED } else { 0 };
             r.value.store(doff << 32 | u64::from(lw), Ordering::Relaxed);
             r.meta.store(u64::from(utf8), Ordering::Relaxed);
             t.delay(i, gen, now.saturating_add(delay_ns(delay)));
+            if let Some(orig) = packed {
+                // Counted once, as a push stored compressed is.
+                self.count_packed(len, orig);
+            }
             Ok(())
         })
     }
