@@ -97,7 +97,11 @@
 //! that record and goes on from its count. Every Str lease call that
 //! holds the locks first frees the `BACK` records whose item is no longer
 //! where they saw it (a plain pop took it: a plain pop is not a delivery
-//! and ends the count; or `clear`). When every record is in use,
+//! and ends the count; or `clear`), and every push at the front (plain,
+//! returned or kicked) first frees the `BACK` records of the position it
+//! writes, so that a new item there never inherits a count (a front push
+//! pays one load of [`Header::lease_busy`](crate::layout::Header::lease_busy)
+//! for this; pushes at the back pay nothing). When every record is in use,
 //! `pop_lease` forgets one `BACK` record's count rather than fail. A
 //! `pop_back` of such an item followed by a push of an item of the same
 //! size at the same place can carry the count over to the new item (a

@@ -318,3 +318,30 @@ fn str_delayed_and_dead_items_keep_compression() {
     assert_eq!(b, big);
     assert_eq!(q.stats().compressed, 1);
 }
+
+#[test]
+fn str_a_new_front_item_takes_no_stale_count() {
+    let q = str_q(2, Some(2));
+    let mut b = Vec::new();
+    q.push(b"a", false).unwrap();
+    let (_, l, _) = q.pop_lease_counted(None, &mut b).unwrap().unwrap();
+    assert!(q.release(l).unwrap()); // back in the queue, count 1 kept
+    assert_eq!(q.pop(false, &mut b), Some(false)); // a plain pop ends it
+    q.push_front(b"b", false).unwrap(); // same place, same size
+    let (_, l, n) = q.pop_lease_counted(None, &mut b).unwrap().unwrap();
+    assert_eq!((&b[..], n), (&b"b"[..], 1));
+    // Kicked to the front after a plain pop of a returned item: reset.
+    assert!(q.release(l).unwrap());
+    let (_, l, _) = q.pop_lease_counted(None, &mut b).unwrap().unwrap();
+    assert!(q.release(l).unwrap()); // its 2nd delivery: dead
+    assert_eq!(q.dead_count(), 1);
+    q.push(b"c", false).unwrap();
+    let (_, l, _) = q.pop_lease_counted(None, &mut b).unwrap().unwrap();
+    assert!(q.release(l).unwrap());
+    assert_eq!(q.pop(false, &mut b), Some(false));
+    assert_eq!(b, b"c");
+    assert_eq!(q.kick(1).unwrap(), 1);
+    let (_, l, n) = q.pop_lease_counted(None, &mut b).unwrap().unwrap();
+    assert_eq!((&b[..], n), (&b"b"[..], 1), "kicked: count reset");
+    assert!(q.ack(l).unwrap());
+}

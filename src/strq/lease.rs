@@ -153,6 +153,24 @@ impl StrQueue {
         }
     }
 
+    /// Before a front push writes position `pos`: free the [`BACK`]
+    /// records that name it (their item has left it: a plain pop took
+    /// it), so that the new item does not inherit their count. Caller
+    /// holds both locks.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn forget_back_at(&self, pos: u32) {
+        let Some(t) = Table::of(&self.region) else {
+            return;
+        };
+        for i in 0..t.recs.len() {
+            let (gen, st) = t.state(i);
+            if st == BACK && (t.recs[i].qpos.load(Ordering::Relaxed) >> 32) as u32 == pos {
+                t.set(i, gen, FREE);
+            }
+        }
+    }
+
     /// The record to lease the front item with: the [`BACK`] record that
     /// holds its count, else a free one, else (every record in use) a
     /// [`BACK`] record of another item, whose count is forgotten. `None`
@@ -575,7 +593,7 @@ impl StrQueue {
     /// Whether lease records are in use (held, or returned and waiting
     /// for room): the one load a plain pop pays for leases.
     #[inline(always)]
-    pub(super) fn leases_busy(&self) -> bool {
+    pub(in crate::strq) fn leases_busy(&self) -> bool {
         self.header().lease_busy.load(Ordering::Relaxed) != 0
     }
 

@@ -450,6 +450,12 @@ impl<'q, const H: bool> Locked<'q, H> {
         } else {
             self.back.tail
         };
+        // HOOK(work): a new item at the front takes no count that a lease
+        // record keeps for an item that was there before (the one load a
+        // front push pays; back pushes pay nothing).
+        if front && self.q.leases_busy() {
+            self.q.forget_back_at(idx);
+        }
         write_item::<H, true>(self.q, u64::from(idx), off32, waste32, bytes, utf8);
         // HOOK(compress): flag the slot just written, count the saving.
         if let Some(orig) = packed {
