@@ -3,10 +3,20 @@
 # job numbers from one queue with a lease (pop_lease_wait) and send their
 # results back on a second queue, then ack the lease. A worker that dies
 # with a job in its hands (SIGKILL, the OOM killer) loses nothing: its
-# lease comes back to the front of the job queue for another worker. SIGTERM (or SIGINT) stops the pool cleanly: a worker
-# finishes the job in its hands, sends the result and exits; the jobs no
-# worker took stay in the queue. The parent then checks that every job was
-# either done exactly once or is still waiting, never lost or done twice.
+# lease comes back to the front of the job queue for another worker.
+#
+# It is a work queue too. Leases have a deadline (LEASE seconds), and a
+# long job keeps its lease by calling touch as a heartbeat. A job that
+# fails is released with an exponential backoff (release($lease, $delay),
+# longer after each delivery). The job queue is created with
+# max_deliveries: a job that fails every time (here every 250th, the
+# "poison" jobs) is handed out MAX_DELIVERIES times and then parked in the
+# queue's dead-letter area instead of going round for ever.
+#
+# SIGTERM (or SIGINT) stops the pool cleanly: a worker finishes the job in
+# its hands, sends the result and exits; the jobs no worker took stay in
+# the queue. The parent then checks that every job was done exactly once,
+# is dead-lettered, or is still waiting: never lost or done twice.
 #
 #     perl -Mblib eg/worker-pool.pl [WORKERS] [JOBS] [STOP_AFTER]
 #
@@ -25,7 +35,9 @@ my $stop_after = shift // $jobs_total;
 
 # Anonymous queues are shared with the children forked after they are
 # made. Small on purpose: the parent has to keep feeding and draining.
-my $jobs    = Data::Queue::Shared::Int->new(undef, 64);
+use constant { MAX_DELIVERIES => 3, LEASE => 1, BACKOFF => 0.01 };
+my $jobs    = Data::Queue::Shared::Int->new(undef, 64,
+                                            { max_deliveries => MAX_DELIVERIES, max_dead => 64 });
 my $results = Data::Queue::Shared::Str->new(undef, 64);
 
 # SIGTERM or SIGINT sets $stop: the parent stops handing out jobs, a worker
@@ -53,7 +65,7 @@ print "pool: $workers workers started\n";
 # room in a full result queue).
 my %done;    # job => the worker that did it
 my $next = 1;
-while (!$stop && keys %done < $jobs_total) {
+while (!$stop && keys(%done) + $jobs->dead_count < $jobs_total) {
     $next++ while $next <= $jobs_total && $jobs->push($next);
     collect($results->pop_wait(0.05));
     $stop = 1 if keys %done >= $stop_after;
@@ -70,18 +82,36 @@ while (%pids) {
     }
 }
 collect($_) for $results->drain;
+# Jobs released with a backoff are invisible until due: let them come back.
+select(undef, undef, undef, 0.01) while $jobs->lease_stats->{delayed};
 my @left = $jobs->drain;
+my @dead = $jobs->dead_list;
 
-# Every job handed out is done exactly once or still in the queue.
+# Every job handed out is done exactly once, dead-lettered or still in the
+# queue; the dead ones are the poison jobs, after MAX_DELIVERIES deliveries.
 my %seen = %done;
-for my $job (@left) {
+for my $job (@left, map { $_->{value} } @dead) {
     die "job $job was done and is still queued\n" if $seen{$job}++;
+}
+for my $d (@dead) {
+    die "job $d->{value} is dead but is no poison job\n" unless poison($d->{value});
+    die "job $d->{value} died after $d->{deliveries} deliveries\n"
+        unless $d->{deliveries} == MAX_DELIVERIES;
 }
 my @lost = grep { !$seen{$_} } 1 .. $next - 1;
 die "lost jobs: @lost\n" if @lost;
-printf "%d jobs: %d done by %d workers, %d left in the queue, %d never handed out\n",
-    $jobs_total, scalar(keys %done), $workers, scalar(@left), $jobs_total - ($next - 1);
+my $s = $jobs->lease_stats;
+printf "%d jobs: %d done by %d workers, %d dead-lettered, %d left in the queue, %d never handed out\n",
+    $jobs_total, scalar(keys %done), $workers, scalar(@dead), scalar(@left), $jobs_total - ($next - 1);
+printf "deliveries %d, released with backoff %d, touched %d\n",
+    $s->{delivered}, $s->{released}, $s->{touched};
 exit 0;
+
+# Every 250th job always fails; every 50th fails on its first delivery;
+# every 200th (+1) is a long one.
+sub poison { $_[0] % 250 == 0 }
+sub flaky  { $_[0] % 50 == 0 }
+sub long   { $_[0] % 200 == 1 }
 
 sub collect {
     for my $result (grep { defined } @_) {
@@ -95,10 +125,28 @@ sub collect {
 sub worker {
     # pop_lease_wait goes on waiting after the handler returns, so wait in
     # short steps. A worker whose parent died (of SIGKILL, say) stops too.
-    until ($stop || getppid() != $parent) {
-        my ($job, $lease) = $jobs->pop_lease_wait(0.1);
+    JOB: until ($stop || getppid() != $parent) {
+        my ($job, $lease, $deliveries) = $jobs->pop_lease_wait(0.1, LEASE);
         next unless defined $lease;
-        select(undef, undef, undef, 0.001);    # the work
+        if (long($job)) {
+            # A job longer than its lease: a heartbeat every 0.1 s keeps it.
+            # A false touch means the lease ended (this worker was too slow
+            # and the job went to another): drop it, do not send a result.
+            for (1 .. 12) {
+                select(undef, undef, undef, 0.1);
+                $jobs->touch($lease) or next JOB;
+            }
+        }
+        else {
+            select(undef, undef, undef, 0.001);    # the work
+        }
+        if (poison($job) || (flaky($job) && $deliveries == 1)) {
+            # Failed: try again later, waiting longer after each delivery.
+            # After its last delivery the queue dead-letters it instead.
+            $jobs->release($lease, BACKOFF * 2**$deliveries);
+            next;
+        }
+        $jobs->touch($lease) or next;    # still ours (long jobs can be late)
         my $result = join ' ', $job, $$, $job * $job;
         until ($results->push_wait($result, 0.1)) {
             die "the parent is gone\n" if getppid() != $parent;

@@ -31,7 +31,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::layout::{Geometry, Variant, HEADER_SIZE};
-use crate::lease::{state_name, LeaseInfo, LeaseStats, Table};
+use crate::lease::{state_name, DeadItem, LeaseError, LeaseInfo, LeaseStats, Table};
 use crate::region::{incompatible, small_file_error, validate_header, Region, Request};
 use crate::stats::Stats;
 use crate::{IntQueue, StrQueue};
@@ -455,7 +455,8 @@ impl AnyQueue {
     /// The lease lines of `dqs stats`: (name, value), names of at most 14
     /// characters (`leases_nacked` counts releases, `leases_dead` leases
     /// returned after their holder died, `leases_expired` after their
-    /// deadline).
+    /// deadline), then the work-queue counters under their
+    /// [`LeaseStats`] names.
     ///
     /// A snapshot without the lock and without a look for dead holders,
     /// so that `dqs stats` changes nothing and never waits.
@@ -473,6 +474,21 @@ impl AnyQueue {
         if matches!(self, AnyQueue::Str(_)) {
             v.push(("lease_bytes", s.lease_bytes));
         }
+        // HOOK(work): the work-queue counters (format 8), as lease_stats
+        // names them.
+        v.extend([
+            ("max_deliveries", s.max_deliveries),
+            ("max_dead", s.max_dead),
+            ("delivered", s.delivered),
+            ("dead", s.dead),
+            ("buried", s.buried),
+            ("kicked", s.kicked),
+            ("drained", s.drained),
+            ("delayed", s.delayed),
+            ("touched", s.touched),
+            ("dead_full", s.dead_full),
+            ("dead_items", s.dead_items),
+        ]);
         v
     }
 
@@ -512,6 +528,101 @@ impl AnyQueue {
             ));
         }
         o
+    }
+}
+
+// HOOK(work): the work-queue calls of a queue of any variant (see the
+// `lease` module's "Work queue" docs).
+macro_rules! each {
+    ($self:expr, $q:ident => $body:expr) => {
+        match $self {
+            AnyQueue::Int($q) => $body,
+            AnyQueue::Int32($q) => $body,
+            AnyQueue::Int16($q) => $body,
+            AnyQueue::Str($q) => $body,
+        }
+    };
+}
+
+impl AnyQueue {
+    /// The delivery count of a held lease (`None` once it ended).
+    ///
+    /// # Errors
+    /// As [`IntQueue::ack`](crate::IntQueue::ack).
+    pub fn deliveries(&self, lease: u64) -> std::result::Result<Option<u64>, LeaseError> {
+        each!(self, q => q.deliveries(lease))
+    }
+
+    /// Push a held lease's deadline forward (see
+    /// [`IntQueue::touch`](crate::IntQueue::touch)).
+    ///
+    /// # Errors
+    /// As [`IntQueue::ack`](crate::IntQueue::ack).
+    pub fn touch(&self, lease: u64, timeout: Option<f64>) -> std::result::Result<bool, LeaseError> {
+        each!(self, q => q.touch(lease, timeout))
+    }
+
+    /// Release a lease, its item coming back after `delay` seconds.
+    ///
+    /// # Errors
+    /// As [`IntQueue::ack`](crate::IntQueue::ack).
+    pub fn release_after(&self, lease: u64, delay: f64) -> std::result::Result<bool, LeaseError> {
+        each!(self, q => q.release_after(lease, delay))
+    }
+
+    /// Move a held lease's item to the dead-letter area.
+    ///
+    /// # Errors
+    /// As [`IntQueue::bury`](crate::IntQueue::bury).
+    pub fn bury(&self, lease: u64) -> std::result::Result<bool, LeaseError> {
+        each!(self, q => q.bury(lease))
+    }
+
+    /// Items in the dead-letter area.
+    pub fn dead_count(&self) -> u64 {
+        each!(self, q => q.dead_count())
+    }
+
+    /// The `k`-th oldest dead item; for Str its bytes in `out`: (info,
+    /// utf8).
+    ///
+    /// # Errors
+    /// As [`StrQueue::dead_nth`](crate::StrQueue::dead_nth).
+    pub fn dead_nth(
+        &self,
+        k: u64,
+        out: &mut Vec<u8>,
+    ) -> std::result::Result<Option<(DeadItem, bool)>, LeaseError> {
+        match self {
+            AnyQueue::Int(q) => Ok(q.dead_nth(k).map(|d| (d, false))),
+            AnyQueue::Int32(q) => Ok(q.dead_nth(k).map(|d| (d, false))),
+            AnyQueue::Int16(q) => Ok(q.dead_nth(k).map(|d| (d, false))),
+            AnyQueue::Str(q) => q.dead_nth(k, out),
+        }
+    }
+
+    /// Take the oldest dead item out; for Str its bytes in `out`.
+    ///
+    /// # Errors
+    /// As [`StrQueue::dead_take`](crate::StrQueue::dead_take).
+    pub fn dead_take(
+        &self,
+        out: &mut Vec<u8>,
+    ) -> std::result::Result<Option<(DeadItem, bool)>, LeaseError> {
+        match self {
+            AnyQueue::Int(q) => Ok(q.dead_take()?.map(|d| (d, false))),
+            AnyQueue::Int32(q) => Ok(q.dead_take()?.map(|d| (d, false))),
+            AnyQueue::Int16(q) => Ok(q.dead_take()?.map(|d| (d, false))),
+            AnyQueue::Str(q) => q.dead_take(out),
+        }
+    }
+
+    /// Move up to `n` dead items back to the live queue's front.
+    ///
+    /// # Errors
+    /// As [`IntQueue::kick`](crate::IntQueue::kick).
+    pub fn kick(&self, n: u64) -> std::result::Result<u64, LeaseError> {
+        each!(self, q => q.kick(n))
     }
 }
 

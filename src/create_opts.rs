@@ -8,7 +8,9 @@
 use std::cell::Cell;
 
 use crate::error::{Error, Result};
-use crate::layout::{default_lease_bytes, Variant, DEFAULT_MAX_LEASES, MAX_LEASES};
+use crate::layout::{
+    default_lease_bytes, Variant, DEFAULT_MAX_DEAD, DEFAULT_MAX_LEASES, MAX_DEAD, MAX_LEASES,
+};
 
 thread_local! {
     static CREATE: Cell<(Option<u64>, Option<u64>)> = const { Cell::new((None, None)) };
@@ -50,8 +52,59 @@ pub(crate) fn set_create_options(max_leases: Option<u64>, lease_bytes: Option<u6
     CREATE.with(|c| c.set((max_leases, lease_bytes)));
 }
 
+thread_local! {
+    static WORK: Cell<(Option<u64>, Option<u64>)> = const { Cell::new((None, None)) };
+}
+
+/// Run `f` (which creates a queue) with this thread's work-queue create
+/// options: `max_deliveries` (default 0: unlimited; at most 2^32-1) and
+/// `max_dead` dead-letter records (default [`DEFAULT_MAX_DEAD`], 0 for
+/// none, at most [`MAX_DEAD`]). Attaching ignores them.
+pub fn with_work_options<R>(
+    max_deliveries: Option<u64>,
+    max_dead: Option<u64>,
+    f: impl FnOnce() -> R,
+) -> R {
+    let old = WORK.with(|c| c.replace((max_deliveries, max_dead)));
+    let r = f();
+    WORK.with(|c| c.set(old));
+    r
+}
+
+/// Set this thread's work-queue create options until changed (the C
+/// API's form).
+pub(crate) fn set_work_options(max_deliveries: Option<u64>, max_dead: Option<u64>) {
+    WORK.with(|c| c.set((max_deliveries, max_dead)));
+}
+
+/// The work-queue options a create asks for: (max_deliveries, max_dead).
+pub(crate) fn work_sizes() -> Result<(u64, u64)> {
+    let (d, n) = WORK.with(|c| c.get());
+    let d = d.unwrap_or(0);
+    if d > u64::from(u32::MAX) {
+        return Err(Error::InvalidArgument(format!(
+            "max_deliveries {d} is out of range (0 .. {})",
+            u32::MAX
+        )));
+    }
+    let n = n.unwrap_or(DEFAULT_MAX_DEAD);
+    if n > MAX_DEAD {
+        return Err(Error::InvalidArgument(format!(
+            "max_dead {n} is out of range (0 .. {MAX_DEAD})"
+        )));
+    }
+    Ok((d, n))
+}
+
 /// The lease table size a create asks for: (max_leases, lease_bytes).
-pub(crate) fn create_sizes(variant: Variant, cap: u64, arena: u64) -> Result<(u64, u64)> {
+/// `dead`: the dead-letter records asked for (the default Str lease data
+/// area has room for their items too).
+pub(crate) fn create_sizes(
+    variant: Variant,
+    cap: u64,
+    arena: u64,
+    dead: u64,
+) -> Result<(u64, u64)> {
     let (n, b) = CREATE.with(|c| c.get());
     let n = n.unwrap_or(DEFAULT_MAX_LEASES);
     if n > MAX_LEASES {
@@ -60,7 +113,9 @@ pub(crate) fn create_sizes(variant: Variant, cap: u64, arena: u64) -> Result<(u6
         )));
     }
     let b = match (variant, b) {
-        (Variant::Str, None) => default_lease_bytes(variant, cap, arena, n),
+        (Variant::Str, None) => {
+            default_lease_bytes(variant, cap, arena, if n == 0 { 0 } else { n + dead })
+        }
         (Variant::Str, Some(b)) => {
             if b == 0 || b > crate::layout::MAX_ARENA {
                 return Err(Error::InvalidArgument(format!(

@@ -27,7 +27,7 @@ use crate::sync::{AtomicU32, AtomicU64};
 /// "DQSHARE1" read as a little-endian u64: the first eight bytes of a file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"DQSHARE1");
 /// Bumped whenever the layout below changes incompatibly.
-pub const FORMAT_VERSION: u32 = 7;
+pub const FORMAT_VERSION: u32 = 8;
 /// Size of the header; slots start here.
 pub const HEADER_SIZE: usize = 320;
 /// Smallest capacity; requests below are raised to it.
@@ -246,8 +246,9 @@ pub struct Header {
     /// count is in the front side, see [`StrSide`]). Here, not on line 2,
     /// for want of room there; only producers write this line.
     pub str_back_acquired: AtomicU64,
-    /// Zero; reserved.
-    pub reserved: u64,
+    /// Records of the dead-letter area after the lease records (format
+    /// 8; 0: none; see the `lease` module, "Work queue").
+    pub max_dead: u64,
 }
 
 impl Header {
@@ -419,6 +420,7 @@ const _: () = {
     assert!(std::mem::offset_of!(Header, max_leases) == 280);
     assert!(std::mem::offset_of!(Header, lease_off) == 288);
     assert!(std::mem::offset_of!(Header, lease_bytes) == 296);
+    assert!(std::mem::offset_of!(Header, max_dead) == 312);
 };
 
 /// Geometry of a queue, computed with checked arithmetic from the request
@@ -445,6 +447,9 @@ pub struct Geometry {
     /// of [`RING_REC_SIZE`] bytes, 64-byte aligned, right after the slots;
     /// format 7; see `ring/records.rs`). 0 for Str.
     pub recs_off: u64,
+    /// Dead-letter records after the lease records (format 8; 0: none,
+    /// always without a lease table).
+    pub max_dead: u64,
 }
 
 impl Geometry {
@@ -452,13 +457,20 @@ impl Geometry {
     /// already normalised and in range, with the default lease table
     /// ([`DEFAULT_MAX_LEASES`] records). `None` on overflow.
     pub const fn compute(variant: Variant, capacity: u64, arena_cap: u64) -> Option<Geometry> {
-        let lb = default_lease_bytes(variant, capacity, arena_cap, DEFAULT_MAX_LEASES);
+        let lb = default_lease_bytes(
+            variant,
+            capacity,
+            arena_cap,
+            DEFAULT_MAX_LEASES + DEFAULT_MAX_DEAD,
+        );
         Self::compute_with(variant, capacity, arena_cap, DEFAULT_MAX_LEASES, lb)
     }
 
     /// [`Geometry::compute`] with `max_leases` lease records (at most
     /// [`MAX_LEASES`]) and, for Str, `lease_bytes` of lease data (0 for
-    /// the Int family). `None` on overflow or out-of-range lease sizes.
+    /// the Int family), and the default dead-letter area
+    /// ([`DEFAULT_MAX_DEAD`] records, none without leases). `None` on
+    /// overflow or out-of-range lease sizes.
     pub const fn compute_with(
         variant: Variant,
         capacity: u64,
@@ -466,7 +478,25 @@ impl Geometry {
         max_leases: u64,
         lease_bytes: u64,
     ) -> Option<Geometry> {
-        if max_leases > MAX_LEASES || lease_bytes > MAX_ARENA {
+        let dead = if max_leases == 0 { 0 } else { DEFAULT_MAX_DEAD };
+        Self::compute_full(variant, capacity, arena_cap, max_leases, lease_bytes, dead)
+    }
+
+    /// [`Geometry::compute_with`] with `max_dead` dead-letter records (at
+    /// most [`MAX_DEAD`]; must be 0 without leases).
+    pub const fn compute_full(
+        variant: Variant,
+        capacity: u64,
+        arena_cap: u64,
+        max_leases: u64,
+        lease_bytes: u64,
+        max_dead: u64,
+    ) -> Option<Geometry> {
+        if max_leases > MAX_LEASES
+            || lease_bytes > MAX_ARENA
+            || max_dead > MAX_DEAD
+            || (max_leases == 0 && max_dead != 0)
+        {
             return None;
         }
         let lease_bytes = match variant {
@@ -517,8 +547,12 @@ impl Geometry {
         let total_size = if max_leases == 0 {
             body_end
         } else {
-            // max_leases <= 2^16 and lease_bytes <= 2^32: no overflow.
-            let t = (max_leases + 1) * LEASE_REC_SIZE + lease_bytes;
+            // max_leases, max_dead <= 2^16 and lease_bytes <= 2^32: no
+            // overflow.
+            let t = LEASE_HEAD_SIZE
+                + max_leases * LEASE_REC_SIZE
+                + max_dead * DEAD_REC_SIZE
+                + lease_bytes;
             match lease_off.checked_add(t) {
                 Some(s) => s,
                 None => return None,
@@ -534,6 +568,7 @@ impl Geometry {
             lease_off: if max_leases == 0 { 0 } else { lease_off },
             lease_bytes,
             recs_off,
+            max_dead,
         })
     }
 }
@@ -547,12 +582,24 @@ pub const RING_REC_SIZE: u64 = 64;
 
 /// Lease records a queue gets when its creator asks for no number.
 pub const DEFAULT_MAX_LEASES: u64 = 64;
+/// Dead-letter records a queue gets when its creator asks for no number.
+pub const DEFAULT_MAX_DEAD: u64 = 64;
+/// Most dead-letter records a queue may have.
+pub const MAX_DEAD: u64 = 1 << 16;
 /// Most lease records a queue may have.
 pub const MAX_LEASES: u64 = 1 << 16;
-/// Bytes per lease record, and of the table head before them.
-pub const LEASE_REC_SIZE: u64 = 64;
+/// Bytes per lease record (format 8: two cache lines).
+pub const LEASE_REC_SIZE: u64 = 128;
+/// Bytes of the lease table's head, before the records (format 8).
+pub const LEASE_HEAD_SIZE: u64 = 192;
+/// Offset in the lease table's head of `max_deliveries` (format 8),
+/// written at create.
+pub const LEASE_HEAD_MAX_DELIVERIES: u64 = 64;
+/// Bytes per dead-letter record (format 8), after the lease records.
+pub const DEAD_REC_SIZE: u64 = 64;
 
-/// The Str lease data area a creator gets when it asks for no size: room
+/// The Str lease data area a creator gets when it asks for no size (a
+/// create passes its `max_leases + max_dead` as `max_leases`): room
 /// for `max_leases` items of the queue's average slot share of the arena
 /// (at least 256 bytes each), at least 4096 bytes, at most the arena
 /// (whichever is larger), rounded up to 8. 0 for the Int family or with

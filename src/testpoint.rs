@@ -17,6 +17,14 @@
 //!   `lease_int_ack`, `lease_str_pending`, `lease_str_committed`,
 //!   `lease_str_ack`, `lease_str_returning`, `lease_str_returned`: inside a
 //!   lease operation ([`lease_at`], read once per process).
+//! * `work_counted` (a delivery count written, the lease not yet held),
+//!   `work_dead_moved` (a dead-letter record written, the lease record
+//!   not yet freed), `work_kicked` (a dead item back in the live queue,
+//!   its dead-letter record not yet freed), `work_delayed` (a record made
+//!   delayed, the due hint not yet written), `work_made_due` (a delayed
+//!   item made returned, not yet counted), `work_dead_drain` (a dead item
+//!   copied out, its record not yet freed): inside the work-queue calls
+//!   (as the lease points).
 //!
 //! An unknown name arms nothing. Handles without a point carry `None`, and
 //! the hot paths pay one compare of a field for each point they pass.
@@ -47,10 +55,16 @@ pub(crate) enum Point {
     LeaseStrAck,
     LeaseStrReturning,
     LeaseStrReturned,
+    WorkCounted,
+    WorkDeadMoved,
+    WorkKicked,
+    WorkDelayed,
+    WorkMadeDue,
+    WorkDeadDrain,
 }
 
 /// The names of [`Point`]s, as the variable spells them.
-const NAMES: [(&[u8], Point); 23] = [
+const NAMES: [(&[u8], Point); 29] = [
     (b"create_after_reserve", Point::CreateAfterReserve),
     (b"create_before_magic", Point::CreateBeforeMagic),
     (b"int_push_recorded", Point::IntPushRecorded),
@@ -74,6 +88,12 @@ const NAMES: [(&[u8], Point); 23] = [
     (b"lease_str_ack", Point::LeaseStrAck),
     (b"lease_str_returning", Point::LeaseStrReturning),
     (b"lease_str_returned", Point::LeaseStrReturned),
+    (b"work_counted", Point::WorkCounted),
+    (b"work_dead_moved", Point::WorkDeadMoved),
+    (b"work_kicked", Point::WorkKicked),
+    (b"work_delayed", Point::WorkDelayed),
+    (b"work_made_due", Point::WorkMadeDue),
+    (b"work_dead_drain", Point::WorkDeadDrain),
 ];
 
 /// The point `DQS_TEST_KILL_POINT` names now, if any.
@@ -95,6 +115,7 @@ pub(crate) fn at(p: Point) {
 /// point. `pid` is the caller's process id (the crate's cached one): the
 /// variable is read once per process, and again in a forked child (the
 /// tests set it there), so a lease operation pays a load and a compare.
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) fn lease_at(p: Point, pid: u32) {
     use std::sync::atomic::{AtomicU64, Ordering};
     // pid << 8 | (the armed point + 1, or 0 for none); 0: not read yet.

@@ -22,12 +22,12 @@ my @runs = (
     { name => 'pipeline.pl',    args => [3, 20_000],
       out  => qr/^pipeline: 20000 lines -> 3 parsers -> 20000 records \(sum of squares 2666866670000\)$/m },
     { name => 'worker-pool.pl', args => [4, 1000],
-      out  => qr/^1000 jobs: 1000 done by 4 workers, 0 left in the queue, 0 never handed out$/m },
+      out  => qr/^1000 jobs: 996 done by 4 workers, 4 dead-lettered, 0 left in the queue, 0 never handed out\ndeliveries 1024, released with backoff 28, touched \d+$/m },
     # Shut down in the middle: the accounting (done, left, never handed
     # out) must add up, and the example checks that no job was lost or done
     # twice.
     { name => 'worker-pool.pl', args => [3, 5000, 500], adds_up => 5000,
-      out  => qr/^5000 jobs: (\d+) done by 3 workers, (\d+) left in the queue, (\d+) never handed out$/m },
+      out  => qr/^5000 jobs: (\d+) done by 3 workers, (\d+) dead-lettered, (\d+) left in the queue, (\d+) never handed out$/m },
 );
 
 my $n = 0;
@@ -43,8 +43,8 @@ for my $run (@runs) {
         my $text = slurp($out);
         like($text, $run->{out}, "$name reports every item") or diag $text;
         if (my $total = $run->{adds_up}) {
-            my ($done, $left, $never) = $text =~ $run->{out};
-            is($done + $left + $never, $total, "$name: every job done, left or not handed out")
+            my ($done, $dead, $left, $never) = $text =~ $run->{out};
+            is($done + $dead + $left + $never, $total, "$name: every job done, dead, left or not handed out")
                 if defined $never;
             cmp_ok($done, '>=', $run->{args}[2], "$name: stopped after $run->{args}[2] results or more")
                 if defined $done;
@@ -65,11 +65,11 @@ for my $run (@runs) {
     my $rest = do { local $/; <$r> };
     reap_ok($pid, 'worker-pool.pl exits 0 after SIGTERM');
     kill KILL => -$pid;
-    my ($done, $left, $never) = ($rest // '') =~
-        /^1000000 jobs: (\d+) done by 4 workers, (\d+) left in the queue, (\d+) never handed out$/m;
+    my ($done, $dead, $left, $never) = ($rest // '') =~
+        /^1000000 jobs: (\d+) done by 4 workers, (\d+) dead-lettered, (\d+) left in the queue, (\d+) never handed out$/m;
     ok(defined $never, '... and reports what it did') or diag $rest;
     if (defined $never) {
-        is($done + $left + $never, 1_000_000, '... every job done, left or not handed out');
+        is($done + $dead + $left + $never, 1_000_000, '... every job done, dead, left or not handed out');
         cmp_ok($done, '<', 1_000_000, '... having stopped before the end');
     }
 }

@@ -91,7 +91,8 @@ subtest 'attach refuses wrong geometry in the header' => sub {
         my $arena = $str ? 4096 : 0;
         my $lease_bytes = unpack 'Q<', substr($good, 296, 8);
         # A geometry consistent in itself for $cap slots and $arena_cap bytes
-        # (and the default lease table after them).
+        # (and the default lease table after them: format 8, a 192-byte
+        # head, 64 lease records of 128 bytes, 64 dead-letter records of 64).
         my $consistent = sub {
             my ($cap, $acap) = @_;
             $acap //= $arena;
@@ -99,7 +100,8 @@ subtest 'attach refuses wrong geometry in the header' => sub {
             # Int (format 7): the ring's 32 intent records come first.
             my $lease_off = (($end + ($str ? $acap : 0) + 63) & ~63) + ($str ? 0 : 32 * 64);
             return (capacity => $cap, arena_cap => $acap, arena_off => $str ? $end : 0,
-                    lease_off => $lease_off, total_size => $lease_off + 65 * 64 + $lease_bytes);
+                    lease_off => $lease_off,
+                    total_size => $lease_off + 192 + 64 * 128 + 64 * 64 + $lease_bytes);
         };
         my @cases = (
             ['capacity 24 (not a power of two), file sized to match',

@@ -43,11 +43,11 @@ subtest 'stats and leases' => sub {
         my $r = dqs(['leases', $p]);
         is $r->{code}, 0, 'dqs leases';
         my @lines = split /\n/, $r->{out};
-        like $lines[0], qr/^lease\s+state\s+pid\s+seq\s+age\s+left\s+(value|bytes\s+stored)$/, 'header';
+        like $lines[0], qr/^lease\s+state\s+pid\s+seq\s+age\s+left\s+deliveries\s+(value|bytes\s+stored)$/, 'header';
         my @held = grep { /\sheld\s/ } @lines;
         is scalar @held, 1, 'one held lease left (the dead one came back)';
         my $val = $class =~ /Str/ ? '1\s+1' : '1';
-        like $held[0], qr/^$l\s+held\s+$$\s+0\s+[\d.]+s\s+[\d.]+s\s+$val$/, 'the held one, ours';
+        like $held[0], qr/^$l\s+held\s+$$\s+0\s+[\d.]+s\s+[\d.]+s\s+1\s+$val$/, 'the held one, ours';
         if ($class =~ /Str/) {
             is scalar @lines, 2, 'Str: the dead one went back into the queue';
         }

@@ -84,7 +84,7 @@ for my $l (@live) {
                 if ($side eq 'back') { $w->push('y') or die "push failed\n" }
                 else { my $v = $w->pop; die "pop gave " . ($v // 'undef') . "\n" unless ($v // '') eq 'x' }
                 my @l = $w->pop_lease;
-                die "pop_lease gave nothing\n" unless @l == 2;
+                die "pop_lease gave nothing\n" unless @l == 3;
                 $w->ack($l[1]);
             }, timeout => 30);
             reap_ok($c, "$side lock taken over from $who by calls without a timeout");
@@ -101,7 +101,7 @@ for my $l (@live) {
         my $c = spawn(sub {
             my $w = int_q($path);
             my @l = $w->pop_lease;
-            die "pop_lease gave @l\n" unless @l == 2 && $l[0] == 7;
+            die "pop_lease gave @l\n" unless @l == 3 && $l[0] == 7;
             $w->ack($l[1]) or die "ack failed\n";
         }, timeout => 30);
         reap_ok($c, "the lease lock is taken over from $who");

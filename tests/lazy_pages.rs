@@ -42,11 +42,15 @@ fn check<T: Element>(what: &str, q: &IntQueue<T>) {
     let base = std::ptr::from_ref(q.region().header()) as usize;
     let len = q.region().mapped_len();
     // Header and slots, then (format 7) the ring's 32 intent records on
-    // a 64-byte boundary, then (format 6) the default lease table: a
-    // 64-byte head and 64 records.
+    // a 64-byte boundary, then (format 6) the default lease table
+    // (format 8: a 192-byte head, 64 records of 128 bytes and 64
+    // dead-letter records of 64 bytes).
     let body = data_queue_shared::layout::HEADER_SIZE as u64
         + SLOTS * std::mem::size_of::<T::Slot>() as u64;
-    assert_eq!(len, ((body + 63) & !63) + 32 * 64 + 65 * 64);
+    assert_eq!(
+        len,
+        ((body + 63) & !63) + 32 * 64 + 192 + 64 * 128 + 64 * 64
+    );
     let created = mapping_rss_kib(base);
     assert!(
         created <= 64,

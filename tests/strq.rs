@@ -84,11 +84,12 @@ fn arena_sizes_default_minimum_and_exact() {
     let q = StrQueue::anonymous(2, 10_000).unwrap();
     let s = q.stats();
     assert_eq!(s.arena_cap, 10_000);
-    // Then the default lease table (format 6) on a 64-byte boundary:
-    // a head and 64 records, and a lease data area as large as the
-    // arena (64 items of 5000 bytes would be more).
+    // Then the default lease table (format 6) on a 64-byte boundary
+    // (format 8: a 192-byte head, 64 records of 128 bytes, 64 dead-letter
+    // records of 64 bytes), and a lease data area as large as the arena
+    // (128 items of 5000 bytes would be more).
     let lease_off = (320 + 2 * 16 + 10_000 + 63) & !63;
-    assert_eq!(s.mmap_size, lease_off + 65 * 64 + 10_000);
+    assert_eq!(s.mmap_size, lease_off + 192 + 64 * 128 + 64 * 64 + 10_000);
     assert!(StrQueue::anonymous(2, (1 << 32) + 1).is_err());
 }
 

@@ -354,3 +354,176 @@ leases(q)
     SP = push_leases(aTHX_ SP, q);
     PUTBACK;
     return;
+
+# ack, release and nack: ix / 4 is the method (0 ack, 1 release, 2 nack),
+# ix % 4 the class. release and nack take an optional delay.
+void
+ack(self, lease, delay_sv = NULL)
+    SV *self
+    SV *lease
+    SV *delay_sv
+  ALIAS:
+    Data::Queue::Shared::Int32::ack = 1
+    Data::Queue::Shared::Int16::ack = 2
+    Data::Queue::Shared::Str::ack = 3
+    Data::Queue::Shared::Int::release = 4
+    Data::Queue::Shared::Int32::release = 5
+    Data::Queue::Shared::Int16::release = 6
+    Data::Queue::Shared::Str::release = 7
+    Data::Queue::Shared::Int::nack = 8
+    Data::Queue::Shared::Int32::nack = 9
+    Data::Queue::Shared::Int16::nack = 10
+    Data::Queue::Shared::Str::nack = 11
+  PREINIT:
+    DqsError err;
+    DqsQueue *q;
+    uint64_t id;
+    double delay = 0;
+    int rc;
+    const int cls = ix % 4;
+  PPCODE:
+    if (delay_sv && ix < 4)
+        croak("%s->%s: too many arguments (a delay is for release)", CLASS(cls), METHOD);
+    id = lease_arg(aTHX_ lease, cls, cv);
+    if (delay_sv)
+        delay = delay_arg(aTHX_ delay_sv, cls, cv);
+    q = dqs_self(aTHX_ self, cls, cv);
+    rc = delay > 0 ? dqs_release_after(q, id, delay, &err) : dqs_end_lease(q, id, ix >= 4, &err);
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ cls, cv, &err);
+    ST(0) = boolSV(rc == DQS_DONE);
+    XSRETURN(1);
+
+# bury (ix / 4 == 0) and touch (1): true while the lease was held.
+void
+bury(self, lease, timeout_sv = NULL)
+    SV *self
+    SV *lease
+    SV *timeout_sv
+  ALIAS:
+    Data::Queue::Shared::Int32::bury = 1
+    Data::Queue::Shared::Int16::bury = 2
+    Data::Queue::Shared::Str::bury = 3
+    Data::Queue::Shared::Int::touch = 4
+    Data::Queue::Shared::Int32::touch = 5
+    Data::Queue::Shared::Int16::touch = 6
+    Data::Queue::Shared::Str::touch = 7
+  PREINIT:
+    DqsError err;
+    DqsQueue *q;
+    uint64_t id;
+    double lt = -1.0;
+    int rc;
+    const int cls = ix % 4;
+  PPCODE:
+    if (timeout_sv && ix < 4)
+        croak("%s->%s: too many arguments", CLASS(cls), METHOD);
+    id = lease_arg(aTHX_ lease, cls, cv);
+    if (ix >= 4)
+        lt = touch_timeout_arg(aTHX_ timeout_sv, cls, cv);
+    q = dqs_self(aTHX_ self, cls, cv);
+    rc = ix < 4 ? dqs_bury(q, id, &err) : dqs_touch(q, id, lt, &err);
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ cls, cv, &err);
+    ST(0) = boolSV(rc == DQS_DONE);
+    XSRETURN(1);
+
+# The delivery count of a held lease, undef once it has ended.
+void
+deliveries(self, lease)
+    SV *self
+    SV *lease
+  ALIAS:
+    Data::Queue::Shared::Int32::deliveries = 1
+    Data::Queue::Shared::Int16::deliveries = 2
+    Data::Queue::Shared::Str::deliveries = 3
+  PREINIT:
+    DqsError err;
+    uint64_t id, n;
+    int rc;
+  PPCODE:
+    id = lease_arg(aTHX_ lease, ix, cv);
+    rc = dqs_deliveries(dqs_self(aTHX_ self, ix, cv), id, &n, &err);
+    if (rc == DQS_ERROR)
+        croak_err(aTHX_ ix, cv, &err);
+    if (rc != DQS_DONE)
+        XSRETURN_UNDEF;
+    ST(0) = sv_2mortal(newSVuv((UV)n));
+    XSRETURN(1);
+
+# ---- The dead-letter area (lease.h)
+
+void
+dead_count(q)
+    DqsQueue *q
+  ALIAS:
+    Data::Queue::Shared::Int32::dead_count = 1
+    Data::Queue::Shared::Int16::dead_count = 2
+    Data::Queue::Shared::Str::dead_count = 3
+  PREINIT:
+    dXSTARG;
+  PPCODE:
+    XSprePUSH;
+    PUSHu((UV)dqs_dead_count(q));
+    XSRETURN(1);
+
+# dead_peek (ix / 4 == 0): the oldest as a hash ref or undef; dead_list
+# (1): all, oldest first.
+void
+dead_peek(self)
+    SV *self
+  ALIAS:
+    Data::Queue::Shared::Int32::dead_peek = 1
+    Data::Queue::Shared::Int16::dead_peek = 2
+    Data::Queue::Shared::Str::dead_peek = 3
+    Data::Queue::Shared::Int::dead_list = 4
+    Data::Queue::Shared::Int32::dead_list = 5
+    Data::Queue::Shared::Int16::dead_list = 6
+    Data::Queue::Shared::Str::dead_list = 7
+  PREINIT:
+    DqsQueue *q;
+    const int cls = ix % 4;
+  PPCODE:
+    q = dqs_self(aTHX_ self, cls, cv);
+    SP = push_dead(aTHX_ SP, q, ix < 4 ? 1 : UINT64_MAX, 0, cls, cv);
+    if (ix < 4 && SP == PL_stack_base + ax - 1)
+        XPUSHs(&PL_sv_undef);
+    PUTBACK;
+    return;
+
+# Up to $n (default all) dead items out, as hash refs.
+void
+dead_drain(self, n_sv = NULL)
+    SV *self
+    SV *n_sv
+  ALIAS:
+    Data::Queue::Shared::Int32::dead_drain = 1
+    Data::Queue::Shared::Int16::dead_drain = 2
+    Data::Queue::Shared::Str::dead_drain = 3
+  PREINIT:
+    uint64_t n;
+  PPCODE:
+    n = dead_count_arg(aTHX_ n_sv, ix, cv);
+    SP = push_dead(aTHX_ SP, dqs_self(aTHX_ self, ix, cv), n, 1, ix, cv);
+    PUTBACK;
+    return;
+
+# Up to $n (default all) dead items back to the live queue's front; how
+# many moved.
+void
+kick(self, n_sv = NULL)
+    SV *self
+    SV *n_sv
+  ALIAS:
+    Data::Queue::Shared::Int32::kick = 1
+    Data::Queue::Shared::Int16::kick = 2
+    Data::Queue::Shared::Str::kick = 3
+  PREINIT:
+    DqsError err;
+    uint64_t n, moved = 0;
+  PPCODE:
+    n = dead_count_arg(aTHX_ n_sv, ix, cv);
+    if (dqs_kick(dqs_self(aTHX_ self, ix, cv), n, &moved, &err) == DQS_ERROR)
+        croak_err(aTHX_ ix, cv, &err);
+    ST(0) = sv_2mortal(newSVuv((UV)moved));
+    XSRETURN(1);

@@ -40,10 +40,10 @@ new(class_sv, path_sv, cap_sv, mode_sv = NULL, opts_sv = NULL)
         }
     }
     path = str_arg(aTHX_ path_sv, ix, cv, "path");
-    dqs_set_create_leases(lo.max_leases, lo.lease_bytes);
+    create_opts_set(&lo);
     q = path ? dqs_open_path(path, class_variants[ix], cap, 0, mode, &err)
              : dqs_open_anon(class_variants[ix], cap, 0, &err);
-    dqs_set_create_leases(-1, -1);
+    create_opts_reset();
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
@@ -69,9 +69,9 @@ new_memfd(class_sv, name_sv, cap_sv, opts_sv = NULL)
     cap = count_arg(aTHX_ cap_sv, ix, cv, "capacity", 0);
     if (!(name = str_arg(aTHX_ name_sv, ix, cv, "name")))
         name = "data-queue-shared";
-    dqs_set_create_leases(lo.max_leases, lo.lease_bytes);
+    create_opts_set(&lo);
     q = dqs_open_memfd(name, class_variants[ix], cap, 0, &err);
-    dqs_set_create_leases(-1, -1);
+    create_opts_reset();
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
@@ -348,9 +348,9 @@ pop_wait_multi(self, count_sv, timeout = NULL)
     PUTBACK;
     return;
 
-# ---- Leases (lease.h, src/lease/): pop_lease, pop_lease_wait, ack,
-# release (nack) of the integer classes; pop_lease_multi, lease_stats and
-# leases are in common.xsh.
+# ---- Leases (lease.h, src/lease/): pop_lease, pop_lease_wait and
+# push_delayed of the integer classes; the other lease methods are in
+# common.xsh.
 
 void
 pop_lease(self, lease_timeout = NULL)
@@ -363,19 +363,20 @@ pop_lease(self, lease_timeout = NULL)
     DqsError err;
     double lt;
     int64_t v;
-    uint64_t lease;
+    uint64_t lease, deliveries;
     int rc;
   PPCODE:
     lt = lease_timeout_arg(aTHX_ lease_timeout, ix, cv);
-    rc = dqs_int_pop_lease(dqs_self(aTHX_ self, ix, cv), lt, &v, &lease, &err);
+    rc = dqs_int_pop_lease(dqs_self(aTHX_ self, ix, cv), lt, &v, &lease, &deliveries, &err);
     if (rc == DQS_ERROR)
         croak_err(aTHX_ ix, cv, &err);
     if (rc != DQS_DONE)
         XSRETURN_EMPTY;
-    EXTEND(SP, 2);
+    EXTEND(SP, 3);
     mPUSHi((IV)v);
     mPUSHu((UV)lease);
-    XSRETURN(2);
+    mPUSHu((UV)deliveries);
+    XSRETURN(3);
 
 void
 pop_lease_wait(self, timeout = NULL, lease_timeout = NULL)
@@ -390,13 +391,13 @@ pop_lease_wait(self, timeout = NULL, lease_timeout = NULL)
     DqsDeadline dl;
     double lt;
     int64_t v;
-    uint64_t lease;
+    uint64_t lease, deliveries;
     int rc;
   PPCODE:
     dl = deadline_arg(aTHX_ timeout, ix, cv);
     lt = lease_timeout_arg(aTHX_ lease_timeout, ix, cv);
     for (;;) {
-        rc = dqs_int_pop_lease_wait(dqs_self(aTHX_ self, ix, cv), &dl, lt, &v, &lease, &err);
+        rc = dqs_int_pop_lease_wait(dqs_self(aTHX_ self, ix, cv), &dl, lt, &v, &lease, &deliveries, &err);
         if (rc != DQS_INTERRUPTED)
             break;
         PERL_ASYNC_CHECK();
@@ -405,32 +406,27 @@ pop_lease_wait(self, timeout = NULL, lease_timeout = NULL)
         croak_err(aTHX_ ix, cv, &err);
     if (rc != DQS_DONE)
         XSRETURN_EMPTY;
-    EXTEND(SP, 2);
+    EXTEND(SP, 3);
     mPUSHi((IV)v);
     mPUSHu((UV)lease);
-    XSRETURN(2);
+    mPUSHu((UV)deliveries);
+    XSRETURN(3);
 
 void
-ack(self, lease)
+push_delayed(self, delay_sv, value)
     SV *self
-    SV *lease
+    SV *delay_sv
+    SV *value
   ALIAS:
-    Data::Queue::Shared::Int32::ack = 1
-    Data::Queue::Shared::Int16::ack = 2
-    Data::Queue::Shared::Int::release = 3
-    Data::Queue::Shared::Int32::release = 4
-    Data::Queue::Shared::Int16::release = 5
-    Data::Queue::Shared::Int::nack = 6
-    Data::Queue::Shared::Int32::nack = 7
-    Data::Queue::Shared::Int16::nack = 8
+    Data::Queue::Shared::Int32::push_delayed = 1
+    Data::Queue::Shared::Int16::push_delayed = 2
   PREINIT:
     DqsError err;
-    uint64_t id;
-    int rc;
+    double delay;
+    IV v;
   PPCODE:
-    id = lease_arg(aTHX_ lease, ix % 3, cv);
-    rc = dqs_end_lease(dqs_self(aTHX_ self, ix % 3, cv), id, ix >= 3, &err);
-    if (rc == DQS_ERROR)
-        croak_err(aTHX_ ix % 3, cv, &err);
-    ST(0) = boolSV(rc == DQS_DONE);
-    XSRETURN(1);
+    delay = delay_arg(aTHX_ delay_sv, ix, cv);
+    v = int_value(aTHX_ value, ix, cv, NULL);
+    if (dqs_int_push_delayed(dqs_self(aTHX_ self, ix, cv), delay, (int64_t)v, &err) != DQS_DONE)
+        croak_err(aTHX_ ix, cv, &err);
+    XSRETURN_YES;

@@ -44,10 +44,10 @@ new(class_sv, path_sv, cap_sv, arena_sv = NULL, mode_sv = NULL, opts_sv = NULL)
         }
     }
     path = str_arg(aTHX_ path_sv, ix, cv, "path");
-    dqs_set_create_leases(lo.max_leases, lo.lease_bytes);
+    create_opts_set(&lo);
     q = path ? dqs_open_path(path, DQS_STR, cap, arena, mode, &err)
              : dqs_open_anon(DQS_STR, cap, arena, &err);
-    dqs_set_create_leases(-1, -1);
+    create_opts_reset();
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
@@ -77,9 +77,9 @@ new_memfd(class_sv, name_sv, cap_sv, arena_sv = NULL, opts_sv = NULL)
     arena = count_arg(aTHX_ arena_sv, ix, cv, "arena size", 1);
     if (!(name = str_arg(aTHX_ name_sv, ix, cv, "name")))
         name = "data-queue-shared";
-    dqs_set_create_leases(lo.max_leases, lo.lease_bytes);
+    create_opts_set(&lo);
     q = dqs_open_memfd(name, DQS_STR, cap, arena, &err);
-    dqs_set_create_leases(-1, -1);
+    create_opts_reset();
     if (!q)
         croak_err(aTHX_ ix, cv, &err);
     ST(0) = wrap_handle(aTHX_ class_sv, ix, q);
@@ -432,9 +432,8 @@ pop_wait_multi(self, count_sv, timeout = NULL, max_sv = NULL)
     PUTBACK;
     return;
 
-# ---- Leases (lease.h, src/lease/): pop_lease, pop_lease_wait, ack,
-# release (nack) of Str; pop_lease_multi, lease_stats and leases are in
-# common.xsh.
+# ---- Leases (lease.h, src/lease/): pop_lease, pop_lease_wait and
+# push_delayed of Str; the other lease methods are in common.xsh.
 
 void
 pop_lease(self, ...)
@@ -447,21 +446,21 @@ pop_lease(self, ...)
     DqsDeadline dl;
     DqsStrItem it;
     double lt;
-    uint64_t lease;
+    uint64_t lease, deliveries;
     int rc;
   PPCODE:
     if (items > 2 + ix)
         croak("%s->%s: too many arguments", CLASS(cls), METHOD);
     if (ix == 0) {
         lt = lease_timeout_arg(aTHX_ items > 1 ? ST(1) : NULL, cls, cv);
-        rc = dqs_str_pop_lease(dqs_self(aTHX_ self, cls, cv), lt, &it, &lease, &err);
+        rc = dqs_str_pop_lease(dqs_self(aTHX_ self, cls, cv), lt, &it, &lease, &deliveries, &err);
     }
     else {
         /* pop_lease_wait($timeout, $lease_timeout) */
         dl = deadline_arg(aTHX_ items > 1 ? ST(1) : NULL, cls, cv);
         lt = lease_timeout_arg(aTHX_ items > 2 ? ST(2) : NULL, cls, cv);
         for (;;) {
-            rc = dqs_str_pop_lease_wait(dqs_self(aTHX_ self, cls, cv), &dl, lt, &it, &lease, &err);
+            rc = dqs_str_pop_lease_wait(dqs_self(aTHX_ self, cls, cv), &dl, lt, &it, &lease, &deliveries, &err);
             if (rc != DQS_INTERRUPTED)
                 break;
             PERL_ASYNC_CHECK();
@@ -471,26 +470,29 @@ pop_lease(self, ...)
         croak_err(aTHX_ cls, cv, &err);
     if (rc != DQS_DONE)
         XSRETURN_EMPTY;
-    EXTEND(SP, 2);
+    EXTEND(SP, 3);
     PUSHs(str_sv(aTHX_ sv_newmortal(), &it));
     mPUSHu((UV)lease);
-    XSRETURN(2);
+    mPUSHu((UV)deliveries);
+    XSRETURN(3);
 
 void
-ack(self, lease)
+push_delayed(self, delay_sv, value)
     SV *self
-    SV *lease
-  ALIAS:
-    Data::Queue::Shared::Str::release = 1
-    Data::Queue::Shared::Str::nack = 2
+    SV *delay_sv
+    SV *value
   PREINIT:
     DqsError err;
-    uint64_t id;
-    int rc;
+    double delay;
+    STRLEN len;
+    int utf8;
+    const char *p;
   PPCODE:
-    id = lease_arg(aTHX_ lease, CLASS_STR, cv);
-    rc = dqs_end_lease(dqs_self(aTHX_ self, CLASS_STR, cv), id, ix >= 1, &err);
-    if (rc == DQS_ERROR)
+    /* The delay first: its magic could change the value's buffer. */
+    delay = delay_arg(aTHX_ delay_sv, CLASS_STR, cv);
+    p = str_value(aTHX_ value, &len, &utf8, CLASS_STR, cv, NULL);
+    if (dqs_str_push_delayed(dqs_self(aTHX_ self, CLASS_STR, cv), delay, (const uint8_t *)p, len,
+                             utf8, &err)
+        != DQS_DONE)
         croak_err(aTHX_ CLASS_STR, cv, &err);
-    ST(0) = boolSV(rc == DQS_DONE);
-    XSRETURN(1);
+    XSRETURN_YES;

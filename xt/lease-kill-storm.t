@@ -1,4 +1,5 @@
-# The leased kill storm of t/72 with 1000 kills per class (author test).
+# The leased kill storm of t/72 with 1000 kills per class and each
+# max_deliveries it runs (author test).
 use strict;
 use warnings;
 use FindBin;

@@ -23,7 +23,7 @@ use crate::wait::Waited;
 /// Str lock timeout.
 pub const DQS_E_LEASE: c_int = 8;
 
-fn lease_error(err: *mut DqsError, e: &LeaseError) -> c_int {
+pub(super) fn lease_error(err: *mut DqsError, e: &LeaseError) -> c_int {
     if err.is_null() {
         return DQS_ERROR;
     }
@@ -43,8 +43,19 @@ fn lease_error(err: *mut DqsError, e: &LeaseError) -> c_int {
     DQS_ERROR
 }
 
+/// Write `v` to `p` unless it is null.
+///
+/// # Safety
+/// `p` null or writable.
+pub(super) unsafe fn write_opt(p: *mut u64, v: u64) {
+    if !p.is_null() {
+        // SAFETY: not null, writable per the caller's contract.
+        unsafe { p.write(v) };
+    }
+}
+
 /// A lease timeout argument: negative or NaN for none.
-fn timeout_of(secs: f64) -> Option<f64> {
+pub(super) fn timeout_of(secs: f64) -> Option<f64> {
     (secs >= 0.0).then_some(secs)
 }
 
@@ -76,23 +87,31 @@ pub unsafe extern "C" fn dqs_int_pop_lease(
     lease_timeout: f64,
     out: *mut i64,
     lease: *mut u64,
+    deliveries: *mut u64,
     err: *mut DqsError,
 ) -> c_int {
     // SAFETY: live handle.
     let q = unsafe { &*q };
     let t = timeout_of(lease_timeout);
     let r = match &q.queue {
-        AnyQueue::Int(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
-        AnyQueue::Int32(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
-        AnyQueue::Int16(iq) => iq.pop_lease(t).map(|o| o.map(|(v, l)| (v.to_i64(), l))),
+        AnyQueue::Int(iq) => iq
+            .pop_lease_counted(t)
+            .map(|o| o.map(|(v, l, n)| (v.to_i64(), l, n))),
+        AnyQueue::Int32(iq) => iq
+            .pop_lease_counted(t)
+            .map(|o| o.map(|(v, l, n)| (v.to_i64(), l, n))),
+        AnyQueue::Int16(iq) => iq
+            .pop_lease_counted(t)
+            .map(|o| o.map(|(v, l, n)| (v.to_i64(), l, n))),
         AnyQueue::Str(_) => return DQS_NONE,
     };
     match r {
-        Ok(Some((v, l))) => {
+        Ok(Some((v, l, n))) => {
             // SAFETY: writable per the contract.
             unsafe {
                 out.write(v);
                 lease.write(l);
+                write_opt(deliveries, n);
             }
             DQS_DONE
         }
@@ -114,6 +133,7 @@ pub unsafe extern "C" fn dqs_int_pop_lease_wait(
     lease_timeout: f64,
     out: *mut i64,
     lease: *mut u64,
+    deliveries: *mut u64,
     err: *mut DqsError,
 ) -> c_int {
     // SAFETY: live handle and deadline.
@@ -121,22 +141,23 @@ pub unsafe extern "C" fn dqs_int_pop_lease_wait(
     let t = timeout_of(lease_timeout);
     let r = match &q.queue {
         AnyQueue::Int(iq) => iq
-            .pop_lease_wait(d, t)
-            .map(|w| w.map(|(v, l)| (v.to_i64(), l))),
+            .pop_lease_wait_counted(d, t)
+            .map(|w| w.map(|(v, l, n)| (v.to_i64(), l, n))),
         AnyQueue::Int32(iq) => iq
-            .pop_lease_wait(d, t)
-            .map(|w| w.map(|(v, l)| (v.to_i64(), l))),
+            .pop_lease_wait_counted(d, t)
+            .map(|w| w.map(|(v, l, n)| (v.to_i64(), l, n))),
         AnyQueue::Int16(iq) => iq
-            .pop_lease_wait(d, t)
-            .map(|w| w.map(|(v, l)| (v.to_i64(), l))),
+            .pop_lease_wait_counted(d, t)
+            .map(|w| w.map(|(v, l, n)| (v.to_i64(), l, n))),
         AnyQueue::Str(_) => return DQS_NONE,
     };
     match r {
-        Ok(Waited::Done((v, l))) => {
+        Ok(Waited::Done((v, l, n))) => {
             // SAFETY: writable per the contract.
             unsafe {
                 out.write(v);
                 lease.write(l);
+                write_opt(deliveries, n);
             }
             DQS_DONE
         }
@@ -160,6 +181,7 @@ pub unsafe extern "C" fn dqs_str_pop_lease(
     lease_timeout: f64,
     out: *mut DqsStrItem,
     lease: *mut u64,
+    deliveries: *mut u64,
     err: *mut DqsError,
 ) -> c_int {
     // SAFETY: live handle; exclusive use of the scratch (the C contract).
@@ -168,11 +190,14 @@ pub unsafe extern "C" fn dqs_str_pop_lease(
         return DQS_NONE;
     };
     sc.reset();
-    match sq.pop_lease(timeout_of(lease_timeout), &mut sc.bytes) {
-        Ok(Some((utf8, l))) => {
+    match sq.pop_lease_counted(timeout_of(lease_timeout), &mut sc.bytes) {
+        Ok(Some((utf8, l, n))) => {
             one_item(sc, utf8, out);
             // SAFETY: writable per the contract.
-            unsafe { lease.write(l) };
+            unsafe {
+                lease.write(l);
+                write_opt(deliveries, n);
+            }
             DQS_DONE
         }
         Ok(None) => DQS_NONE,
@@ -192,6 +217,7 @@ pub unsafe extern "C" fn dqs_str_pop_lease_wait(
     lease_timeout: f64,
     out: *mut DqsStrItem,
     lease: *mut u64,
+    deliveries: *mut u64,
     err: *mut DqsError,
 ) -> c_int {
     // SAFETY: live handle and deadline; exclusive scratch.
@@ -200,11 +226,14 @@ pub unsafe extern "C" fn dqs_str_pop_lease_wait(
         return DQS_NONE;
     };
     sc.reset();
-    match sq.pop_lease_wait(d, timeout_of(lease_timeout), &mut sc.bytes) {
-        Ok(Waited::Done((utf8, l))) => {
+    match sq.pop_lease_wait_counted(d, timeout_of(lease_timeout), &mut sc.bytes) {
+        Ok(Waited::Done((utf8, l, n))) => {
             one_item(sc, utf8, out);
             // SAFETY: writable per the contract.
-            unsafe { lease.write(l) };
+            unsafe {
+                lease.write(l);
+                write_opt(deliveries, n);
+            }
             DQS_DONE
         }
         Ok(Waited::TimedOut) => DQS_NONE,

@@ -110,6 +110,7 @@ mod info;
 mod int;
 mod lease;
 mod string;
+mod work;
 
 use string::Scratch;
 
@@ -120,6 +121,7 @@ pub use info::*;
 pub use int::*;
 pub use lease::*;
 pub use string::*;
+pub use work::*;
 
 /// The operation happened (pushed, popped, peeked).
 pub const DQS_DONE: c_int = 1;

@@ -63,7 +63,7 @@ pub(super) fn str_queue(q: &DqsQueue) -> Option<&StrQueue> {
 
 /// # Safety
 /// `ptr` readable for `len` bytes (or `len == 0`).
-unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+pub(super) unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
     if len == 0 {
         &[]
     } else {

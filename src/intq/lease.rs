@@ -5,8 +5,8 @@
 use super::IntQueue;
 use crate::futex::Deadline;
 use crate::lease::{
-    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table, FREE,
-    HELD, LOOK_EVERY_SECS, RETURNED, SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table,
+    DEAD_DEADLINE, DEAD_HOLDER_DIED, DEAD_RELEASED, FREE, HELD, RETURNED, SCAN_NS, TAKING,
 };
 use crate::lock::{LockFail, LockGuard};
 use crate::ring::Element;
@@ -26,8 +26,9 @@ const LOCK_SECS: f64 = 1.0;
 const PLAIN_LOCK_SECS: f64 = 0.002;
 
 /// What one `pop_lease` attempt found.
-enum Got<T> {
-    Item(T, u64),
+pub(super) enum Got<T> {
+    /// The value, the lease id and the delivery count.
+    Item(T, u64, u64),
     Empty,
     /// The lease lock stayed held until a blocked call's deadline (or this
     /// slice of it), or a signal came.
@@ -35,7 +36,7 @@ enum Got<T> {
 }
 
 impl<T: Element> IntQueue<T> {
-    fn lease_table(&self) -> LResult<Table<'_>> {
+    pub(super) fn lease_table(&self) -> LResult<Table<'_>> {
         Table::of(self.region()).ok_or(LeaseError::NoLeases)
     }
 
@@ -43,7 +44,7 @@ impl<T: Element> IntQueue<T> {
     /// live holder keeps it for microseconds; one that keeps it for
     /// [`LOCK_SECS`] is stopped (or the word was scribbled with a live
     /// pid): then the operation fails with [`LeaseError::LockTimeout`].
-    fn lease_lock<'a>(&self, t: &Table<'a>) -> LResult<LockGuard<'a>> {
+    pub(super) fn lease_lock<'a>(&self, t: &Table<'a>) -> LResult<LockGuard<'a>> {
         self.lease_lock_for(t, LOCK_SECS)
     }
 
@@ -95,6 +96,7 @@ impl<T: Element> IntQueue<T> {
                 }
             }
         }
+        t.settle_dead_moves();
         self.recount(t);
         t.recount_busy();
         self.region()
@@ -109,29 +111,52 @@ impl<T: Element> IntQueue<T> {
         let n = (0..t.recs.len())
             .filter(|&i| t.state(i).1 == RETURNED)
             .count() as u64;
-        t.hdr.lease_returned.store(n, Ordering::SeqCst);
+        t.returned.store(n, Ordering::SeqCst);
     }
 
     /// Return the leases whose holder died or whose deadline passed, if it
-    /// is time to look (always with `force`). How many came back.
-    fn lease_look(&self, t: &Table<'_>, now: u64, gap: u64) -> u64 {
-        if !t.due(now, gap) {
-            return 0;
+    /// is time to look (always with `gap` 0), and the delayed items that
+    /// are due. How many came back to the queue.
+    pub(super) fn lease_look(&self, t: &Table<'_>, now: u64, gap: u64) -> u64 {
+        let mut n = 0;
+        if t.due_now(now) {
+            n += self.int_make_due(t, now);
         }
+        if !t.due(now, gap) {
+            return n;
+        }
+        // The look also recomputes the due hint (hostile memory).
+        n += self.int_make_due(t, now);
         let back = t.to_return(now);
         for &(i, dead) in &back {
             let (gen, _) = t.state(i);
-            t.set(i, gen, RETURNED);
             t.count_return(dead);
-            kill_point(Point::LeaseIntReturned);
-            t.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
+            let why = if dead {
+                DEAD_HOLDER_DIED
+            } else {
+                DEAD_DEADLINE
+            };
+            n += u64::from(t.give_back(i, gen, why, true));
         }
-        back.len() as u64
+        n
+    }
+
+    /// Delayed items due at `now` become returned items: how many.
+    fn int_make_due(&self, t: &Table<'_>, now: u64) -> u64 {
+        let due = t.make_due(now);
+        for _ in &due {
+            t.returned.fetch_add(1, Ordering::SeqCst);
+        }
+        due.len() as u64
     }
 
     /// One `pop_lease`: returned items first (oldest pop first), then the
     /// ring. Wakes consumers for items it returned.
-    fn pop_lease_once(&self, timeout: Option<f64>, wait: Option<&Deadline>) -> LResult<Got<T>> {
+    pub(super) fn pop_lease_once(
+        &self,
+        timeout: Option<f64>,
+        wait: Option<&Deadline>,
+    ) -> LResult<Got<T>> {
         let t = self.lease_table()?;
         let g = match self.lease_lock_until(&t, LOCK_SECS, wait) {
             Ok(g) => g,
@@ -142,14 +167,15 @@ impl<T: Element> IntQueue<T> {
         let mut woke = self.lease_look(&t, now, SCAN_NS);
         let mut forced = false;
         let r = loop {
-            if t.hdr.lease_returned.load(Ordering::SeqCst) != 0 {
+            if t.returned.load(Ordering::SeqCst) != 0 {
                 if let Some(&i) = t.in_state_by_seq(RETURNED).first() {
                     // Lease it again, keeping its pop order.
                     let gen = t.begin(i, now, timeout, false);
                     let v = t.recs[i].value.load(Ordering::Relaxed);
+                    let n = t.deliver(i);
                     t.set(i, gen, HELD);
-                    t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
-                    break Ok(Got::Item(T::from_i64(v as i64), lease_id(gen, i)));
+                    t.returned.fetch_sub(1, Ordering::SeqCst);
+                    break Ok(Got::Item(T::from_i64(v as i64), lease_id(gen, i), n));
                 }
                 self.recount(&t);
             }
@@ -177,12 +203,13 @@ impl<T: Element> IntQueue<T> {
                 Ok(v) => {
                     kill_point(Point::LeaseIntTaken);
                     rec.value.store(v.to_i64() as u64, Ordering::Relaxed);
+                    let n = t.deliver(i);
                     t.set(i, gen, HELD);
                     // The slot was freed with a plain store (ring docs,
                     // "Waiters").
                     crate::lock::barrier::light();
                     self.producers().wake(1);
-                    break Ok(Got::Item(v, lease_id(gen, i)));
+                    break Ok(Got::Item(v, lease_id(gen, i), n));
                 }
                 Err(_) if !forced => {
                     // Empty: a dead holder's items may be what is left.
@@ -234,8 +261,17 @@ impl<T: Element> IntQueue<T> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn pop_lease(&self, timeout: Option<f64>) -> LResult<Option<(T, u64)>> {
+        Ok(self.pop_lease_counted(timeout)?.map(|(v, l, _)| (v, l)))
+    }
+
+    /// [`IntQueue::pop_lease`] giving the item's delivery count too (this
+    /// hand-out included): `(value, lease, deliveries)`.
+    ///
+    /// # Errors
+    /// As [`IntQueue::pop_lease`].
+    pub fn pop_lease_counted(&self, timeout: Option<f64>) -> LResult<Option<(T, u64, u64)>> {
         match self.pop_lease_once(timeout, None)? {
-            Got::Item(v, l) => Ok(Some((v, l))),
+            Got::Item(v, l, n) => Ok(Some((v, l, n))),
             Got::Locked(_) => Err(LeaseError::LockTimeout),
             Got::Empty => {
                 self.region()
@@ -248,8 +284,8 @@ impl<T: Element> IntQueue<T> {
     }
 
     /// [`IntQueue::pop_lease`], sleeping while the queue is empty, until
-    /// `deadline`. While leases are open it wakes every 50 ms to look for
-    /// dead holders. `Interrupted`: call again with the same deadline.
+    /// `deadline`. While lease records are in use it wakes every 50 ms to
+    /// look for dead holders (and at the due time of a delayed item). `Interrupted`: call again with the same deadline.
     /// Its waits for the lease lock end at `deadline` too (then
     /// `TimedOut`), or after a second if that comes first (then
     /// [`LeaseError::LockTimeout`], as for the other lease calls).
@@ -261,16 +297,36 @@ impl<T: Element> IntQueue<T> {
         deadline: &Deadline,
         timeout: Option<f64>,
     ) -> LResult<Waited<(T, u64)>> {
+        Ok(self
+            .pop_lease_wait_counted(deadline, timeout)?
+            .map(|(v, l, _)| (v, l)))
+    }
+
+    /// [`IntQueue::pop_lease_wait`] giving the delivery count too. While
+    /// items are delayed it sleeps at most until the earliest falls due.
+    ///
+    /// # Errors
+    /// As [`IntQueue::pop_lease`].
+    pub fn pop_lease_wait_counted(
+        &self,
+        deadline: &Deadline,
+        timeout: Option<f64>,
+    ) -> LResult<Waited<(T, u64, u64)>> {
         let t = self.lease_table()?;
         loop {
-            let slice = if t.stats().open > 0 {
-                Deadline::after_secs(LOOK_EVERY_SECS).earliest(*deadline)
+            let (slice, hint) = if self.leases_busy() {
+                (
+                    t.wait_slice(deadline),
+                    t.head.next_due.load(Ordering::Relaxed),
+                )
             } else {
-                *deadline
+                (*deadline, 0)
             };
+            // `None`: a new due time ends the slice.
             let w = block_on_fenced(self.consumers(), &slice, || {
                 match self.pop_lease_once(timeout, Some(&slice)) {
-                    Ok(Got::Item(v, l)) => Ok(Ok((v, l))),
+                    Ok(Got::Item(v, l, n)) => Ok(Ok(Some((v, l, n)))),
+                    Ok(Got::Empty) if self.due_changed(hint) => Ok(Ok(None)),
                     Ok(Got::Empty) => Err(crate::ring::Miss::Settled),
                     Ok(Got::Locked(f)) => Ok(Err(Err(f))),
                     Err(e) => Ok(Err(Ok(e))),
@@ -285,8 +341,10 @@ impl<T: Element> IntQueue<T> {
                         .fetch_add(1, Ordering::Relaxed);
                     return Ok(Waited::TimedOut);
                 }
-                Some(r) => return r,
-                None => {}
+                Some(Ok(Waited::Done(Some(x)))) => return Ok(Waited::Done(x)),
+                Some(Ok(Waited::Interrupted)) => return Ok(Waited::Interrupted),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(Waited::Done(None))) | None => {}
             }
         }
     }
@@ -323,14 +381,13 @@ impl<T: Element> IntQueue<T> {
             Ok(Some((i, gen))) => {
                 let late = t.expired(i, now);
                 if back || late {
-                    t.set(i, gen, RETURNED);
-                    t.hdr.lease_returned.fetch_add(1, Ordering::SeqCst);
-                    woke += 1;
                     if late {
                         t.count_return(false);
                     } else {
                         Table::count(&t.head.released, 1);
                     }
+                    let why = if late { DEAD_DEADLINE } else { DEAD_RELEASED };
+                    woke += u64::from(t.give_back(i, gen, why, true));
                 } else {
                     kill_point(Point::LeaseIntAck);
                     t.set(i, gen, FREE);
@@ -369,7 +426,7 @@ impl<T: Element> IntQueue<T> {
         t.list(false)
     }
 
-    fn lease_look_now(&self, t: &Table<'_>) {
+    pub(super) fn lease_look_now(&self, t: &Table<'_>) {
         let Ok(g) = self.lease_lock(t) else {
             return;
         };
@@ -410,7 +467,9 @@ impl<T: Element> IntQueue<T> {
         let now = now_ns();
         let gap = if empty { SCAN_NS / 20 } else { SCAN_NS };
         let held = t.head.lock.word.load(Ordering::Relaxed) != 0;
-        if out.is_empty() || !(held || self.any_returned() || t.look_due(now, gap)) {
+        if out.is_empty()
+            || !(held || self.any_returned() || t.look_due(now, gap) || t.due_now(now))
+        {
             return 0;
         }
         let Ok(g) = self.lease_lock_for(&t, PLAIN_LOCK_SECS) else {
@@ -418,12 +477,12 @@ impl<T: Element> IntQueue<T> {
         };
         let back = self.lease_look(&t, now, gap);
         let mut n = 0;
-        if t.hdr.lease_returned.load(Ordering::SeqCst) != 0 {
+        if t.returned.load(Ordering::SeqCst) != 0 {
             for &i in t.in_state_by_seq(RETURNED).iter().take(out.len()) {
                 let (gen, _) = t.state(i);
                 out[n] = T::from_i64(t.recs[i].value.load(Ordering::Relaxed) as i64);
                 t.set(i, gen, FREE);
-                t.hdr.lease_returned.fetch_sub(1, Ordering::SeqCst);
+                t.returned.fetch_sub(1, Ordering::SeqCst);
                 n += 1;
             }
             if n == 0 {

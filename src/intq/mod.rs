@@ -18,6 +18,7 @@ use crate::wait::{block_on_fenced, Side, Waited};
 
 mod lease;
 mod record_cache;
+mod work;
 
 /// A bounded lock-free MPMC queue of `T` (`i64`, `i32` or `i16`) in shared
 /// memory.
@@ -341,14 +342,26 @@ impl<T: Element> IntQueue<T> {
     pub fn pop_wait(&self, deadline: &Deadline) -> Waited<T> {
         let r = loop {
             // HOOK(lease): as in `pop` (the re-check before a sleep too).
-            let slice = if self.leases_busy() {
-                Deadline::after_secs(crate::lease::LOOK_EVERY_SECS).earliest(*deadline)
+            // A new due time of a delayed item ends the slice (`None`).
+            let (slice, hint) = if self.leases_busy() {
+                (
+                    self.busy_slice(deadline),
+                    crate::lease::due_hint(self.region()),
+                )
             } else {
-                *deadline
+                (*deadline, 0)
             };
-            match block_on_fenced(self.consumers(), &slice, || self.try_pop_any()) {
+            let attempt = || match self.try_pop_any() {
+                Ok(v) => Ok(Some(v)),
+                Err(_) if self.due_changed(hint) => Ok(None),
+                Err(m) => Err(m),
+            };
+            match block_on_fenced(self.consumers(), &slice, attempt) {
                 Waited::TimedOut if !deadline.expired() => {}
-                r => break r,
+                Waited::Done(None) => {}
+                Waited::Done(Some(v)) => break Waited::Done(v),
+                Waited::TimedOut => break Waited::TimedOut,
+                Waited::Interrupted => break Waited::Interrupted,
             }
         };
         match r {
@@ -691,8 +704,9 @@ impl<T: Element> IntQueue<T> {
     /// assert_eq!((s.push_waiters, s.pop_waiters), (0, 0));
     /// // header + two 16-byte slots, then (on a 64-byte boundary) the
     /// // ring's 32 intent records, then the default lease table: a
-    /// // 64-byte head and 64 records
-    /// assert_eq!(s.mmap_size, 384 + 32 * 64 + 65 * 64);
+    /// // 192-byte head, 64 records of 128 bytes and 64 dead-letter
+    /// // records of 64 bytes
+    /// assert_eq!(s.mmap_size, 384 + 32 * 64 + 192 + 64 * 128 + 64 * 64);
     /// # Ok::<(), data_queue_shared::Error>(())
     /// ```
     pub fn stats(&self) -> Stats {

@@ -28,10 +28,12 @@ fn geometry_of_int_family_is_header_plus_slots() {
     let g = Geometry::compute_with(Variant::Int16, 8, 0, 0, 0).unwrap();
     assert_eq!(g.recs_off, 384);
     assert_eq!(g.total_size, 384 + 32 * 64);
-    // The default lease table: a 64-byte head and 64 records.
+    // The default lease table (format 8): a 192-byte head, 64 records
+    // of 128 bytes, 64 dead-letter records of 64 bytes.
     let g = Geometry::compute(Variant::Int16, 8, 0).unwrap();
     assert_eq!(g.lease_off, 384 + 32 * 64);
-    assert_eq!(g.total_size, 384 + 32 * 64 + 65 * 64);
+    assert_eq!(g.total_size, 384 + 32 * 64 + 192 + 64 * 128 + 64 * 64);
+    assert_eq!(g.max_dead, 64);
     assert_eq!(g.arena_off, 0);
 }
 

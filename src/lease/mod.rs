@@ -5,19 +5,22 @@
 //! whose optional deadline passed, is returned to the front by the next
 //! operation that looks: no daemon.
 //!
-//! # The table (format 6)
+//! # The table (format 6, records and head grown in format 8)
 //!
 //! After the body (header, slots, Str arena), at `lease_off` (a multiple of
-//! 64, stored in the header with `max_leases` and, for Str, `lease_bytes`):
+//! 64, stored in the header with `max_leases`, `max_dead` and, for Str,
+//! `lease_bytes`):
 //!
 //! ```text
-//! lease_off                 64 bytes              LeaseHead (lock, counters)
-//! lease_off + 64            max_leases * 64       LeaseRec, one per lease
-//! lease_off + 64*(n+1)      lease_bytes (Str)     lease data: leased items' bytes
+//! lease_off                     192 bytes          LeaseHead (lock, counters, work words)
+//! lease_off + 192               max_leases * 128   LeaseRec, one per lease
+//! lease_off + 192 + 128n        max_dead * 64      DeadRec, the dead-letter area
+//! lease_off + 192 + 128n + 64d  lease_bytes (Str)  lease data: leased, delayed and dead items' bytes
 //! ```
 //!
 //! A record's `state` word is `generation << 8 | state`, with the states
-//! [`FREE`], [`TAKING`], [`HELD`], [`RETURNED`] and [`RETURNING`]. A lease
+//! [`FREE`], [`TAKING`], [`HELD`], [`RETURNED`], [`RETURNING`], and
+//! (format 8) [`DELAYED`] and [`BACK`]. A lease
 //! id given to the user is `generation << 16 | record index`; an id whose
 //! generation no longer matches its record is a lease that has ended.
 //!
@@ -78,11 +81,98 @@
 //! into the queue itself (while the queue is full they wait in the table,
 //! counted in its size); plain Str pops go to the table only to look for
 //! dead holders.
+//!
+//! # Work queue (format 8)
+//!
+//! **Delivery counts.** Every leased hand-out counts one delivery in the
+//! record's `deliveries` word, written before the record becomes
+//! [`HELD`] (Int: after the take, before `HELD`; Str: before the commit
+//! that removes the item). A return (release, passed deadline, dead
+//! holder) keeps the count with the item: an Int item waits in its
+//! record ([`RETURNED`]), so the count stays there; a Str item goes back
+//! into the queue itself, and its record stays behind as [`BACK`],
+//! holding no bytes, with the item's position and its slot's arena
+//! offset and stored length (`qpos`, `due`). The next `pop_lease` of the
+//! item at that position, with that offset and length, leases it with
+//! that record and goes on from its count. Every Str lease call that
+//! holds the locks first frees the `BACK` records whose item is no longer
+//! where they saw it (a plain pop took it: a plain pop is not a delivery
+//! and ends the count; or `clear`), and every push at the front (plain,
+//! returned or kicked) first frees the `BACK` records of the position it
+//! writes, so that a new item there never inherits a count (a front push
+//! pays one load of [`Header::lease_busy`](crate::layout::Header::lease_busy)
+//! for this; pushes at the back pay nothing). When every record is in use,
+//! `pop_lease` forgets one `BACK` record's count rather than fail. A
+//! `pop_back` of such an item followed by a push of an item of the same
+//! size at the same place can carry the count over to the new item (a
+//! count too high, never an item lost).
+//!
+//! **Dead letters.** The create option `max_deliveries` (in the head;
+//! 0: unlimited) makes a returning item whose count has reached it move
+//! to the dead-letter area (`max_dead` records after the lease records,
+//! [`DeadRec`]) instead, with its count, reason and the CLOCK_REALTIME
+//! time: `Table::give_back` decides, `Table::move_dead` moves. `bury`
+//! moves a held item whatever its count. A Str dead item keeps its bytes
+//! where they were, in the lease data area (the default area is sized for
+//! `max_leases + max_dead` items). When the area is full nothing is
+//! dropped: the item returns as usual and `dead_full` counts it (`bury`
+//! fails instead, the lease still held). `kick` moves dead items back to
+//! the front with their counts reset (Int: as returned records; Str:
+//! front pushes); `dead_take` removes them. Dead items are in no pop's
+//! view and not in the size; plain pops never read the dead area.
+//!
+//! **Delays.** `release_after` and `push_delayed` leave the item in a
+//! record as [`DELAYED`] with a due time (CLOCK_MONOTONIC); it takes a
+//! lease record (and, for Str, room in the lease data area). The head's
+//! `next_due` word is the earliest due time. Every look (the lease
+//! calls', and a plain pop's when lease records are in use) makes the
+//! items whose time has come [`RETURNED`], so they are served first, as
+//! released items are: a due item goes before the items pushed after it
+//! fell due. A look that is due anyway also recomputes `next_due` (so a
+//! scribbled hint is repaired). Delayed items are not in the size. A
+//! blocked pop (plain or leased) sleeps while lease records are in use at
+//! most 50 ms and at most until `next_due` + 1 ms; `release_after` and
+//! `push_delayed` wake the sleepers so that they take the new due time
+//! into account.
+//!
+//! **Touch.** `touch` moves a held lease's deadline to now + its own
+//! length (the record's `length`) or a new one; a lease without a
+//! deadline stays without one.
+//!
+//! **Crash safety.** Each step writes in an order where a holder killed
+//! in between leaves the item at worst in two places, never in none, and
+//! each has a kill point (see `testpoint`):
+//!
+//! * the count (`work_counted`): written before the lease is held; a
+//!   holder killed then leaves the item where it was (Int: returned, or
+//!   settled by the intent rules above; Str: the take not committed), the
+//!   count maybe one too high;
+//! * the move to the dead area (`work_dead_moved`): the dead record is
+//!   written whole and made held, then the lease record freed; the
+//!   takeover frees a lease record that a dead record names (`src`: its
+//!   index and generation), so the move happens exactly once
+//!   (`Table::settle_dead_moves`);
+//! * the kick (`work_kicked`): the item is back in the live queue first,
+//!   then the dead record is freed: killed in between, the item is in
+//!   both (twice);
+//! * the delay (`work_delayed`) and the due item (`work_made_due`): a
+//!   state change of one record, the hint and counters after it (the
+//!   takeover recounts the returned items; the next look recomputes the
+//!   hint);
+//! * the dead drain (`work_dead_drain`): the item is copied out before
+//!   its record is freed: killed in between, it is still in the area.
+//!
+//! A plain push, pop or batch pays nothing for any of this on a queue
+//! with no lease record in use: dead items use no lease record, and the
+//! one word a plain pop reads for leases
+//! ([`Header::lease_busy`](crate::layout::Header::lease_busy)) is not
+//! zero while an item is delayed (or, for Str, while a `BACK` record
+//! keeps a count), which sends pops to the looks above.
 
 use std::fmt;
 
 use crate::futex::Deadline;
-use crate::layout::Header;
+use crate::layout::{DEAD_REC_SIZE, LEASE_HEAD_SIZE, LEASE_REC_SIZE};
 use crate::lock::{current_tag, owner_is_dead, Lock, LockFail};
 use crate::region::Region;
 use crate::sync::{AtomicU64, Ordering};
@@ -95,6 +185,8 @@ use crate::Error;
 // and src/strq/lease.rs.
 #[cfg(all(test, not(loom)))]
 mod tests;
+#[cfg(all(test, not(loom)))]
+mod work_tests;
 
 /// A free record.
 pub const FREE: u64 = 0;
@@ -108,6 +200,18 @@ pub const HELD: u64 = 2;
 pub const RETURNED: u64 = 3;
 /// Str: pushed back to the front, commit maybe not landed.
 pub const RETURNING: u64 = 4;
+/// An item waiting for its due time (`due`) before it is returned
+/// (format 8: `release_after`, `push_delayed`).
+pub const DELAYED: u64 = 5;
+/// Str: a returned item that is in the queue again, at the position
+/// `qpos`, whose delivery count the record keeps for its next leased pop
+/// (format 8).
+pub const BACK: u64 = 6;
+
+/// A dead-letter record's state: free.
+pub const DEAD_FREE: u64 = 0;
+/// A dead-letter record's state: holds an item.
+pub const DEAD_HELD: u64 = 1;
 
 /// The head of the lease table.
 #[repr(C, align(64))]
@@ -129,6 +233,58 @@ pub struct LeaseHead {
     pub returned_timeout: AtomicU64,
     /// CLOCK_MONOTONIC ns of the last look for dead holders.
     pub last_scan: AtomicU64,
+    // ---- line 1 (format 8) ----
+    /// Deliveries after which a returning item goes to the dead-letter
+    /// area (0: unlimited). Written at create.
+    pub max_deliveries: AtomicU64,
+    /// CLOCK_MONOTONIC ns of the earliest due time of a delayed item (0:
+    /// none): a hint for the looks and the waits, recomputed by every
+    /// look under the lock.
+    pub next_due: AtomicU64,
+    /// Leased hand-outs, ever.
+    pub delivered: AtomicU64,
+    /// Moved to the dead-letter area at `max_deliveries`, ever.
+    pub dead: AtomicU64,
+    /// Buried, ever.
+    pub buried: AtomicU64,
+    /// Kicked back from the dead-letter area, ever.
+    pub kicked: AtomicU64,
+    /// Taken out of the dead-letter area, ever.
+    pub drained: AtomicU64,
+    /// Touches, ever.
+    pub touched: AtomicU64,
+    // ---- line 2 (format 8) ----
+    /// Items that should have died but found the dead-letter area full,
+    /// ever.
+    pub dead_full: AtomicU64,
+    /// The order number of the next dead-letter record (oldest first).
+    pub dead_next: AtomicU64,
+    /// Zero; reserved.
+    pub reserved: [AtomicU64; 6],
+}
+
+/// One dead-letter record (64 bytes, format 8).
+#[repr(C, align(64))]
+pub struct DeadRec {
+    /// `order << 8 | state` ([`DEAD_FREE`], [`DEAD_HELD`]); `order` from
+    /// [`LeaseHead::dead_next`], oldest first.
+    pub state: AtomicU64,
+    /// Pop order of the item.
+    pub seq: AtomicU64,
+    /// Its delivery count.
+    pub deliveries: AtomicU64,
+    /// Why it died ([`DEAD_RELEASED`], ...).
+    pub reason: AtomicU64,
+    /// CLOCK_REALTIME ns of the move.
+    pub when_ns: AtomicU64,
+    /// As [`LeaseRec::value`] (Str: its bytes stay in the lease data
+    /// area).
+    pub value: AtomicU64,
+    /// Str: 1 when UTF-8.
+    pub meta: AtomicU64,
+    /// The lease id of the record it came from: a takeover frees that
+    /// record if it still names the item (the move completed).
+    pub src: AtomicU64,
 }
 
 /// One lease record (64 bytes).
@@ -152,12 +308,29 @@ pub struct LeaseRec {
     pub mark: AtomicU64,
     /// CLOCK_MONOTONIC ns when the item was leased.
     pub since: AtomicU64,
+    // ---- line 1 (format 8) ----
+    /// The item's delivery count (leased hand-outs so far).
+    pub deliveries: AtomicU64,
+    /// The lease's own length in ns (0: no deadline), for `touch`.
+    pub length: AtomicU64,
+    /// [`DELAYED`]: CLOCK_MONOTONIC ns when it is due. Str [`BACK`]: the
+    /// stored length word of the item in the queue.
+    pub due: AtomicU64,
+    /// Str [`BACK`]: the item's position `<< 32 |` its arena offset.
+    pub qpos: AtomicU64,
+    /// Zero; reserved.
+    pub reserved: [AtomicU64; 4],
 }
 
 #[cfg(not(loom))]
 const _: () = {
-    assert!(std::mem::size_of::<LeaseHead>() == 64);
-    assert!(std::mem::size_of::<LeaseRec>() == 64);
+    assert!(std::mem::size_of::<LeaseHead>() as u64 == crate::layout::LEASE_HEAD_SIZE);
+    assert!(std::mem::size_of::<LeaseRec>() as u64 == crate::layout::LEASE_REC_SIZE);
+    assert!(std::mem::size_of::<DeadRec>() as u64 == crate::layout::DEAD_REC_SIZE);
+    assert!(
+        std::mem::offset_of!(LeaseHead, max_deliveries) as u64
+            == crate::layout::LEASE_HEAD_MAX_DELIVERIES
+    );
 };
 
 /// How often (at most) an operation looks for dead holders and passed
@@ -200,6 +373,11 @@ pub enum LeaseError {
     LockTimeout,
     /// Str: the leased item could not be decoded (it was acked: gone).
     Corrupt(Error),
+    /// `bury`: the dead-letter area is full (its number of records), or
+    /// the queue has none (0).
+    DeadFull(u64),
+    /// A bad argument (the text says which).
+    BadArg(String),
 }
 
 impl fmt::Display for LeaseError {
@@ -226,6 +404,15 @@ impl fmt::Display for LeaseError {
             }
             LeaseError::LockTimeout => write!(f, "lock timeout"),
             LeaseError::Corrupt(e) => write!(f, "{e}"),
+            LeaseError::DeadFull(0) => write!(
+                f,
+                "this queue has no dead-letter area (created with max_dead 0)"
+            ),
+            LeaseError::DeadFull(n) => write!(
+                f,
+                "the dead-letter area is full ({n} items); kick or drain some, or create the queue with a larger max_dead"
+            ),
+            LeaseError::BadArg(s) => write!(f, "{s}"),
         }
     }
 }
@@ -252,6 +439,31 @@ pub struct LeaseStats {
     pub returned_timeout: u64,
     /// Str: bytes of the lease data area.
     pub lease_bytes: u64,
+    /// Deliveries after which a returning item goes to the dead-letter
+    /// area (0: unlimited).
+    pub max_deliveries: u64,
+    /// Records of the dead-letter area (0: none).
+    pub max_dead: u64,
+    /// Leased hand-outs, ever.
+    pub delivered: u64,
+    /// Items moved to the dead-letter area because their count reached
+    /// `max_deliveries`, ever.
+    pub dead: u64,
+    /// Items buried (moved there by `bury`), ever.
+    pub buried: u64,
+    /// Items kicked back to the live queue, ever.
+    pub kicked: u64,
+    /// Items drained (taken out) of the dead-letter area, ever.
+    pub drained: u64,
+    /// Delayed items waiting for their due time now.
+    pub delayed: u64,
+    /// Touches that moved a deadline, ever.
+    pub touched: u64,
+    /// Items that should have died but found the dead-letter area full
+    /// (returned to the live queue instead), ever.
+    pub dead_full: u64,
+    /// Items in the dead-letter area now.
+    pub dead_items: u64,
 }
 
 /// One open or waiting lease, as `dqs leases` lists it.
@@ -276,6 +488,56 @@ pub struct LeaseInfo {
     /// Str: the bytes the item takes in the lease data area (its
     /// compressed length when stored compressed). Int: 0.
     pub stored: u64,
+    /// Leased hand-outs of the item so far.
+    pub deliveries: u64,
+}
+
+/// Why an item is in the dead-letter area.
+pub const DEAD_RELEASED: u64 = 1;
+/// Its lease deadline passed.
+pub const DEAD_DEADLINE: u64 = 2;
+/// Its holder died.
+pub const DEAD_HOLDER_DIED: u64 = 3;
+/// Buried by its holder.
+pub const DEAD_BURIED: u64 = 4;
+
+/// Name of a dead-letter reason, as the Perl API spells it.
+pub fn reason_name(r: u64) -> &'static str {
+    match r {
+        DEAD_RELEASED => "released",
+        DEAD_DEADLINE => "deadline",
+        DEAD_HOLDER_DIED => "holder died",
+        DEAD_BURIED => "buried",
+        _ => "unknown",
+    }
+}
+
+/// What [`Table::work_end`] does with a held lease.
+pub(crate) enum WorkEnd {
+    /// `touch`: a new length in seconds, or the lease's own.
+    Touch(Option<f64>),
+    /// `release_after`: back after this many ns.
+    Delay(u64),
+    /// `bury`.
+    Bury,
+}
+
+/// One item of the dead-letter area.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeadItem {
+    /// Pop order of the item (as a lease's `seq`).
+    pub seq: u64,
+    /// Leased hand-outs it had.
+    pub deliveries: u64,
+    /// [`DEAD_RELEASED`], [`DEAD_DEADLINE`], [`DEAD_HOLDER_DIED`] or
+    /// [`DEAD_BURIED`].
+    pub reason: u64,
+    /// CLOCK_REALTIME ns of the move.
+    pub when_ns: u64,
+    /// Int: the value. Str: the item's length (decoded).
+    pub value: i64,
+    /// Str: the bytes it takes in the lease data area. Int: 0.
+    pub stored: u64,
 }
 
 /// Name of a state, for listings.
@@ -286,12 +548,14 @@ pub fn state_name(s: u64) -> &'static str {
         HELD => "held",
         RETURNED => "returned",
         RETURNING => "returning",
+        DELAYED => "delayed",
+        BACK => "back",
         _ => "corrupt",
     }
 }
 
 pub(crate) use crate::create_opts::set_create_options;
-pub use crate::create_opts::with_create_options;
+pub use crate::create_opts::{with_create_options, with_work_options};
 
 pub(crate) use crate::clock::now_ns;
 
@@ -336,6 +600,28 @@ pub(crate) fn deadline_of(now: u64, timeout: Option<f64>) -> u64 {
     }
 }
 
+/// Nanoseconds of a delay of `secs` (checked by the caller: finite, not
+/// negative), at most 10^9 seconds.
+pub(crate) fn delay_ns(secs: f64) -> u64 {
+    (secs.clamp(0.0, 1.0e9) * 1e9) as u64
+}
+
+/// A delay argument the Rust API refuses: negative, NaN or infinite.
+pub(crate) fn check_delay(secs: f64) -> std::result::Result<(), LeaseError> {
+    if secs.is_finite() && secs >= 0.0 {
+        Ok(())
+    } else {
+        Err(LeaseError::BadArg(format!(
+            "delay '{secs}' is not a number of seconds >= 0"
+        )))
+    }
+}
+
+/// The `length` word for a lease of `timeout` seconds (0: none).
+pub(crate) fn length_of(timeout: Option<f64>) -> u64 {
+    deadline_of(0, timeout)
+}
+
 /// `generation << 8 | state`.
 #[inline]
 pub(crate) fn word(gen: u64, state: u64) -> u64 {
@@ -360,14 +646,43 @@ pub(crate) fn next_gen(gen: u64) -> u64 {
 /// [`crate::testpoint`]).
 #[inline]
 pub(crate) fn kill_point(p: Point) {
+    #[cfg(not(loom))]
     crate::testpoint::lease_at(p, crate::lock::current_pid());
+    #[cfg(loom)]
+    if DIE_AT.with(|d| d.get()) == Some(p) {
+        std::panic::panic_any(Died);
+    }
+}
+
+// Loom: the point where the current model thread "dies" (it unwinds
+// with `Died`, which the model catches; what it stored stays).
+#[cfg(loom)]
+loom::thread_local! {
+    pub(crate) static DIE_AT: std::cell::Cell<Option<Point>> = std::cell::Cell::new(None);
+}
+
+/// Loom: the unwind of a model thread that died at its point.
+#[cfg(loom)]
+pub(crate) struct Died;
+
+/// The due hint of `region`'s lease table (0: none, or no table): a
+/// blocked pop notes it when it computes its sleep slice, and ends the
+/// slice early when it has changed (a `release_after` or `push_delayed`
+/// made an earlier due time; they wake the sleepers).
+#[cold]
+pub(crate) fn due_hint(region: &Region) -> u64 {
+    Table::of(region).map_or(0, |t| t.head.next_due.load(Ordering::Relaxed))
 }
 
 /// A queue's lease table, bounds from the private geometry.
 pub(crate) struct Table<'a> {
     pub head: &'a LeaseHead,
     pub recs: &'a [LeaseRec],
-    pub hdr: &'a Header,
+    pub dead: &'a [DeadRec],
+    /// The header's [`Header::lease_busy`](crate::layout::Header::lease_busy).
+    pub busy: &'a AtomicU64,
+    /// The header's [`Header::lease_returned`](crate::layout::Header::lease_returned).
+    pub returned: &'a AtomicU64,
     data: *mut u8,
     pub data_len: u64,
 }
@@ -380,19 +695,49 @@ impl<'a> Table<'a> {
             return None;
         }
         let n = g.max_leases as usize;
+        let nd = g.max_dead as usize;
+        let (hs, rs, ds) = (
+            LEASE_HEAD_SIZE as usize,
+            LEASE_REC_SIZE as usize,
+            DEAD_REC_SIZE as usize,
+        );
         // SAFETY: the geometry (validated at attach, or made at create)
-        // puts the head and `n` 64-byte records at `lease_off`, 64-byte
-        // aligned, inside the mapping, and the data area after them; the
-        // types are repr(C) atomics, which may alias shared memory.
+        // puts the head, `n` lease records and `nd` dead-letter records
+        // at `lease_off`, 64-byte aligned, inside the mapping, and the
+        // data area after them; the types are repr(C) atomics, which may
+        // alias shared memory.
         unsafe {
             let base = region.at(g.lease_off);
+            let dead = base.add(hs + rs * n);
             Some(Table {
                 head: &*(base as *const LeaseHead),
-                recs: std::slice::from_raw_parts(base.add(64) as *const LeaseRec, n),
-                hdr: region.header(),
-                data: base.add(64 * (n + 1)),
+                recs: std::slice::from_raw_parts(base.add(hs) as *const LeaseRec, n),
+                dead: std::slice::from_raw_parts(dead as *const DeadRec, nd),
+                busy: &region.header().lease_busy,
+                returned: &region.header().lease_returned,
+                data: dead.add(ds * nd),
                 data_len: g.lease_bytes,
             })
+        }
+    }
+
+    /// A table over parts the loom models own (no data area).
+    #[cfg(loom)]
+    pub(crate) fn from_parts(
+        head: &'a LeaseHead,
+        recs: &'a [LeaseRec],
+        dead: &'a [DeadRec],
+        busy: &'a AtomicU64,
+        returned: &'a AtomicU64,
+    ) -> Table<'a> {
+        Table {
+            head,
+            recs,
+            dead,
+            busy,
+            returned,
+            data: std::ptr::null_mut(),
+            data_len: 0,
         }
     }
 
@@ -442,14 +787,27 @@ impl<'a> Table<'a> {
         r.deadline
             .store(deadline_of(now, timeout), Ordering::Relaxed);
         r.since.store(now, Ordering::Relaxed);
+        r.length.store(length_of(timeout), Ordering::Relaxed);
         if fresh {
             let s = self.head.next_seq.load(Ordering::Relaxed);
             self.head
                 .next_seq
                 .store(s.wrapping_add(1), Ordering::Relaxed);
             r.seq.store(s, Ordering::Relaxed);
+            r.deliveries.store(0, Ordering::Relaxed);
         }
         next_gen(self.state(idx).0)
+    }
+
+    /// Count one delivery of record `idx` (being leased now): its new
+    /// count. Written before the record becomes [`HELD`].
+    pub(crate) fn deliver(&self, idx: usize) -> u64 {
+        let r = &self.recs[idx];
+        let n = r.deliveries.load(Ordering::Relaxed).saturating_add(1);
+        r.deliveries.store(n, Ordering::Relaxed);
+        kill_point(Point::WorkCounted);
+        Self::count(&self.head.delivered, 1);
+        n
     }
 
     /// Whether it is time to look for dead holders, `gap` ns after the
@@ -473,22 +831,22 @@ impl<'a> Table<'a> {
     }
 
     /// Store the number of records not free in the header's
-    /// [`Header::lease_busy`] word. Caller holds the table lock.
+    /// [`Header::lease_busy`](crate::layout::Header::lease_busy) word. Caller holds the table lock.
     pub(crate) fn recount_busy(&self) {
         let n = (0..self.recs.len())
             .filter(|&i| self.state(i).1 != FREE)
             .count() as u64;
-        if self.hdr.lease_busy.load(Ordering::Relaxed) != n {
-            self.hdr.lease_busy.store(n, Ordering::SeqCst);
+        if self.busy.load(Ordering::Relaxed) != n {
+            self.busy.store(n, Ordering::SeqCst);
         }
     }
 
     /// Before a record leaves the free state: count it in
-    /// [`Header::lease_busy`] first, so that a holder killed before its
+    /// [`Header::lease_busy`](crate::layout::Header::lease_busy) first, so that a holder killed before its
     /// `recount_busy` leaves the word too high (plain pops look, and the
     /// takeover recounts), never too low. Caller holds the table lock.
     pub(crate) fn busy_ahead(&self) {
-        let b = &self.hdr.lease_busy;
+        let b = self.busy;
         b.store(b.load(Ordering::Relaxed).wrapping_add(1), Ordering::SeqCst);
     }
 
@@ -503,7 +861,7 @@ impl<'a> Table<'a> {
             let (gen, st) = self.state(i);
             match st {
                 HELD => {}
-                FREE | RETURNED => continue,
+                FREE | RETURNED | DELAYED | BACK => continue,
                 _ => {
                     // Hostile memory: not a state we write, or a `TAKING`
                     // or `RETURNING` record, which live only inside an
@@ -531,6 +889,83 @@ impl<'a> Table<'a> {
             }
         }
         out
+    }
+
+    /// A lease that comes back (released, deadline passed, holder died:
+    /// `reason`): to the dead-letter area if it has had its last allowed
+    /// delivery and the area has room, else [`RETURNED`] (Int: counted in
+    /// [`Header::lease_returned`](crate::layout::Header::lease_returned)). Whether it went back to the queue.
+    /// Caller holds the table lock.
+    pub(crate) fn give_back(&self, idx: usize, gen: u64, reason: u64, int: bool) -> bool {
+        if self.spent(idx) && self.move_dead(idx, gen, reason) {
+            return false;
+        }
+        self.set(idx, gen, RETURNED);
+        if int {
+            kill_point(Point::LeaseIntReturned);
+            self.returned.fetch_add(1, Ordering::SeqCst);
+        }
+        true
+    }
+
+    /// The common part of `touch`, `release_after` and `bury` on lease
+    /// `id`: whether the lease was held (`Ok(false)`: it had ended; a
+    /// lease whose deadline has passed is returned as a late ack returns
+    /// it), and how many items came back to the queue. Caller holds the
+    /// table lock (`int`: the integer queues' returned items).
+    pub(crate) fn work_end(
+        &self,
+        id: u64,
+        now: u64,
+        what: WorkEnd,
+        int: bool,
+    ) -> std::result::Result<(bool, u64), LeaseError> {
+        let Some((i, gen)) = self.held_by_me(id)? else {
+            return Ok((false, 0));
+        };
+        if self.expired(i, now) && !matches!(what, WorkEnd::Bury) {
+            self.count_return(false);
+            return Ok((false, u64::from(self.give_back(i, gen, DEAD_DEADLINE, int))));
+        }
+        match what {
+            WorkEnd::Touch(timeout) => {
+                let r = &self.recs[i];
+                if let Some(s) = timeout {
+                    r.length.store(length_of(Some(s)), Ordering::Relaxed);
+                }
+                let len = r.length.load(Ordering::Relaxed);
+                if len != 0 {
+                    r.deadline
+                        .store(now.saturating_add(len).max(1), Ordering::Relaxed);
+                    Self::count(&self.head.touched, 1);
+                }
+            }
+            WorkEnd::Delay(ns) => {
+                Self::count(&self.head.released, 1);
+                if !(self.spent(i) && self.move_dead(i, gen, DEAD_RELEASED)) {
+                    self.delay(i, gen, now.saturating_add(ns));
+                }
+            }
+            WorkEnd::Bury => {
+                if !self.move_dead(i, gen, DEAD_BURIED) {
+                    return Err(LeaseError::DeadFull(self.dead.len() as u64));
+                }
+            }
+        }
+        Ok((true, 0))
+    }
+
+    /// The slice a blocked pop sleeps while lease records are in use:
+    /// until `deadline`, at most [`LOOK_EVERY_SECS`], and at most until
+    /// the earliest delayed item falls due (+ 1 ms).
+    pub(crate) fn wait_slice(&self, deadline: &Deadline) -> Deadline {
+        let mut secs = LOOK_EVERY_SECS;
+        let nd = self.head.next_due.load(Ordering::Relaxed);
+        if nd != 0 {
+            let left = nd.saturating_sub(now_ns()) as f64 / 1e9 + 0.001;
+            secs = secs.min(left);
+        }
+        Deadline::after_secs(secs).earliest(*deadline)
     }
 
     /// Count a return.
@@ -585,12 +1020,23 @@ impl<'a> Table<'a> {
             returned_dead: self.head.returned_dead.load(Ordering::Relaxed),
             returned_timeout: self.head.returned_timeout.load(Ordering::Relaxed),
             lease_bytes: self.data_len,
+            max_deliveries: self.head.max_deliveries.load(Ordering::Relaxed),
+            max_dead: self.dead.len() as u64,
+            delivered: self.head.delivered.load(Ordering::Relaxed),
+            dead: self.head.dead.load(Ordering::Relaxed),
+            buried: self.head.buried.load(Ordering::Relaxed),
+            kicked: self.head.kicked.load(Ordering::Relaxed),
+            drained: self.head.drained.load(Ordering::Relaxed),
+            touched: self.head.touched.load(Ordering::Relaxed),
+            dead_full: self.head.dead_full.load(Ordering::Relaxed),
+            dead_items: self.dead_count(),
             ..LeaseStats::default()
         };
         for i in 0..self.recs.len() {
             match self.state(i).1 {
                 TAKING | HELD => s.open += 1,
                 RETURNED | RETURNING => s.waiting += 1,
+                DELAYED => s.delayed += 1,
                 _ => {}
             }
         }
@@ -603,11 +1049,15 @@ impl<'a> Table<'a> {
         let mut v: Vec<LeaseInfo> = (0..self.recs.len())
             .filter_map(|i| {
                 let (gen, st) = self.state(i);
-                if st == FREE {
+                if st == FREE || st == BACK {
                     return None;
                 }
                 let r = &self.recs[i];
-                let dl = r.deadline.load(Ordering::Relaxed);
+                let dl = if st == DELAYED {
+                    r.due.load(Ordering::Relaxed)
+                } else {
+                    r.deadline.load(Ordering::Relaxed)
+                };
                 let val = r.value.load(Ordering::Relaxed);
                 Some(LeaseInfo {
                     id: lease_id(gen, i),
@@ -626,11 +1076,175 @@ impl<'a> Table<'a> {
                     } else {
                         0
                     },
+                    deliveries: r.deliveries.load(Ordering::Relaxed),
                 })
             })
             .collect();
         v.sort_by_key(|i| i.seq);
         v
+    }
+
+    // ---- Work queue (format 8) ----
+
+    /// Dead-letter record `k`'s (order, state).
+    #[inline]
+    pub(crate) fn dead_state(&self, k: usize) -> (u64, u64) {
+        let w = self.dead[k].state.load(Ordering::Acquire);
+        (w >> 8, w & 0xFF)
+    }
+
+    /// Items in the dead-letter area (a snapshot).
+    pub(crate) fn dead_count(&self) -> u64 {
+        (0..self.dead.len())
+            .filter(|&k| self.dead_state(k).1 == DEAD_HELD)
+            .count() as u64
+    }
+
+    /// The dead-letter records that hold an item, oldest first.
+    pub(crate) fn dead_by_age(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..self.dead.len())
+            .filter(|&k| self.dead_state(k).1 == DEAD_HELD)
+            .collect();
+        v.sort_by_key(|&k| self.dead_state(k).0);
+        v
+    }
+
+    /// Dead-letter record `k` as the API gives it (`value` as stored:
+    /// Int the value, Str the stored length; the Str caller decodes).
+    pub(crate) fn dead_item(&self, k: usize, str_q: bool) -> DeadItem {
+        let r = &self.dead[k];
+        let v = r.value.load(Ordering::Relaxed);
+        let lw = u64::from(v as u32 & 0x7FFF_FFFF);
+        DeadItem {
+            seq: r.seq.load(Ordering::Relaxed),
+            deliveries: r.deliveries.load(Ordering::Relaxed),
+            reason: r.reason.load(Ordering::Relaxed),
+            when_ns: r.when_ns.load(Ordering::Relaxed),
+            value: if str_q { lw as i64 } else { v as i64 },
+            stored: if str_q { lw } else { 0 },
+        }
+    }
+
+    /// Free dead-letter record `k`. Caller holds the table lock.
+    pub(crate) fn dead_free(&self, k: usize) {
+        let (order, _) = self.dead_state(k);
+        self.dead[k]
+            .state
+            .store(order << 8 | DEAD_FREE, Ordering::SeqCst);
+    }
+
+    /// Whether record `idx`'s item has had its last allowed delivery.
+    pub(crate) fn spent(&self, idx: usize) -> bool {
+        let max = self.head.max_deliveries.load(Ordering::Relaxed);
+        max != 0 && self.recs[idx].deliveries.load(Ordering::Relaxed) >= max
+    }
+
+    /// Move the item of record `idx` (generation `gen`) to the dead-letter
+    /// area with `reason`: the dead record is written whole, then made
+    /// held, then the lease record freed (a holder killed in between
+    /// leaves both; the takeover frees the lease record, see
+    /// [`Table::settle_dead_moves`]). `false` when the area is absent or
+    /// full (then counted in `dead_full` unless buried; the caller
+    /// returns the item as usual). Caller holds the table lock.
+    pub(crate) fn move_dead(&self, idx: usize, gen: u64, reason: u64) -> bool {
+        let Some(k) = (0..self.dead.len()).find(|&k| self.dead_state(k).1 == DEAD_FREE) else {
+            if reason != DEAD_BURIED {
+                Self::count(&self.head.dead_full, 1);
+            }
+            return false;
+        };
+        let r = &self.recs[idx];
+        let d = &self.dead[k];
+        d.seq
+            .store(r.seq.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.deliveries
+            .store(r.deliveries.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.reason.store(reason, Ordering::Relaxed);
+        d.when_ns
+            .store(crate::clock::realtime_ns(), Ordering::Relaxed);
+        d.value
+            .store(r.value.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.meta
+            .store(r.meta.load(Ordering::Relaxed), Ordering::Relaxed);
+        d.src.store(lease_id(gen, idx), Ordering::Relaxed);
+        let order = self.head.dead_next.load(Ordering::Relaxed);
+        self.head
+            .dead_next
+            .store(order.wrapping_add(1), Ordering::Relaxed);
+        d.state
+            .store((order & (u64::MAX >> 8)) << 8 | DEAD_HELD, Ordering::SeqCst);
+        kill_point(Point::WorkDeadMoved);
+        self.set(idx, gen, FREE);
+        if reason == DEAD_BURIED {
+            Self::count(&self.head.buried, 1);
+        } else {
+            Self::count(&self.head.dead, 1);
+        }
+        true
+    }
+
+    /// After a takeover: free the lease records whose item a dead-letter
+    /// record holds already (a holder killed inside
+    /// [`Table::move_dead`]), so that the item is not also returned.
+    pub(crate) fn settle_dead_moves(&self) {
+        for k in 0..self.dead.len() {
+            if self.dead_state(k).1 != DEAD_HELD {
+                continue;
+            }
+            let src = self.dead[k].src.load(Ordering::Relaxed);
+            let (idx, gen) = ((src & 0xFFFF) as usize, src >> 16);
+            if idx < self.recs.len() && gen != 0 {
+                let (g, st) = self.state(idx);
+                if g & 0xFFFF_FFFF_FFFF == gen && st != FREE {
+                    self.set(idx, g, FREE);
+                }
+            }
+        }
+    }
+
+    /// Make record `idx` (generation `gen`, its item filled in) a delayed
+    /// item due at `due`. Caller holds the table lock.
+    pub(crate) fn delay(&self, idx: usize, gen: u64, due: u64) {
+        self.recs[idx].due.store(due.max(1), Ordering::Relaxed);
+        self.set(idx, gen, DELAYED);
+        kill_point(Point::WorkDelayed);
+        let nd = self.head.next_due.load(Ordering::Relaxed);
+        if nd == 0 || due < nd {
+            self.head.next_due.store(due.max(1), Ordering::SeqCst);
+        }
+    }
+
+    /// Whether a delayed item may be due at `now` (the hint word).
+    #[inline]
+    pub(crate) fn due_now(&self, now: u64) -> bool {
+        let nd = self.head.next_due.load(Ordering::Relaxed);
+        nd != 0 && now >= nd
+    }
+
+    /// The delayed items due at `now`, made [`RETURNED`] (oldest pop
+    /// first once served); recomputes the `next_due` hint. Caller holds
+    /// the table lock; the Int caller counts them in `lease_returned`.
+    pub(crate) fn make_due(&self, now: u64) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut next = 0u64;
+        for i in 0..self.recs.len() {
+            let (gen, st) = self.state(i);
+            if st != DELAYED {
+                continue;
+            }
+            let due = self.recs[i].due.load(Ordering::Relaxed);
+            if now >= due {
+                self.set(i, gen, RETURNED);
+                kill_point(Point::WorkMadeDue);
+                out.push(i);
+            } else if next == 0 || due < next {
+                next = due;
+            }
+        }
+        if self.head.next_due.load(Ordering::Relaxed) != next {
+            self.head.next_due.store(next, Ordering::SeqCst);
+        }
+        out
     }
 
     // ---- Str lease data area ----
@@ -639,14 +1253,29 @@ impl<'a> Table<'a> {
     /// length word, utf8), if they lie inside it.
     pub(crate) fn data_of(&self, idx: usize) -> Option<(u64, u32, bool)> {
         let r = &self.recs[idx];
-        let v = r.value.load(Ordering::Relaxed);
+        self.range_of(
+            r.value.load(Ordering::Relaxed),
+            r.meta.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Str: dead-letter record `k`'s bytes, as [`Table::data_of`].
+    pub(crate) fn dead_data_of(&self, k: usize) -> Option<(u64, u32, bool)> {
+        let r = &self.dead[k];
+        self.range_of(
+            r.value.load(Ordering::Relaxed),
+            r.meta.load(Ordering::Relaxed),
+        )
+    }
+
+    fn range_of(&self, v: u64, meta: u64) -> Option<(u64, u32, bool)> {
         let off = v >> 32;
         let lw = v as u32;
         let len = u64::from(lw & 0x7FFF_FFFF);
         if off.checked_add(len)? > self.data_len {
             return None;
         }
-        Some((off, lw, r.meta.load(Ordering::Relaxed) & 1 != 0))
+        Some((off, lw, meta & 1 != 0))
     }
 
     /// Str: the bytes at `off` (checked by `data_of` or `place`).
@@ -680,8 +1309,13 @@ impl<'a> Table<'a> {
             });
         }
         let mut used: Vec<(u64, u64)> = (0..self.recs.len())
-            .filter(|&i| self.state(i).1 != FREE)
+            .filter(|&i| !matches!(self.state(i).1, FREE | BACK))
             .filter_map(|i| self.data_of(i))
+            .chain(
+                (0..self.dead.len())
+                    .filter(|&k| self.dead_state(k).1 == DEAD_HELD)
+                    .filter_map(|k| self.dead_data_of(k)),
+            )
             .map(|(o, lw, _)| (o, (u64::from(lw & 0x7FFF_FFFF) + 7) & !7))
             .collect();
         used.sort_unstable();

@@ -57,6 +57,7 @@ mod ring;
 mod ring_ops;
 mod strq;
 mod wake;
+mod work;
 
 /// Spin loops multiply loom's schedules; a preemption bound keeps the
 /// search finite while covering every interleaving that needs at most that

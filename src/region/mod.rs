@@ -22,7 +22,7 @@ use std::sync::atomic::Ordering;
 use crate::error::{Error, Result};
 use crate::layout::{
     normalize_capacity, Geometry, Header, Variant, DEFAULT_ARENA_PER_SLOT, FORMAT_VERSION,
-    HEADER_SIZE, MAGIC, MAX_ARENA, MAX_CAPACITY, MIN_ARENA,
+    HEADER_SIZE, LEASE_HEAD_MAX_DELIVERIES, MAGIC, MAX_ARENA, MAX_CAPACITY, MIN_ARENA,
 };
 use crate::testpoint::{self, Point};
 
@@ -77,10 +77,13 @@ impl Request {
         };
         // HOOK(lease): the lease table's size comes from this thread's
         // create options (see `create_opts`).
-        let (leases, lease_bytes) = crate::create_opts::create_sizes(self.variant, cap, arena)?;
-        Geometry::compute_with(self.variant, cap, arena, leases, lease_bytes).ok_or_else(|| {
-            Error::InvalidArgument(format!("capacity {cap} with arena {arena} is too large"))
-        })
+        let (_, dead) = crate::create_opts::work_sizes()?;
+        let (leases, lease_bytes) =
+            crate::create_opts::create_sizes(self.variant, cap, arena, dead)?;
+        let dead = if leases == 0 { 0 } else { dead };
+        Geometry::compute_full(self.variant, cap, arena, leases, lease_bytes, dead).ok_or_else(
+            || Error::InvalidArgument(format!("capacity {cap} with arena {arena} is too large")),
+        )
     }
 }
 
@@ -351,6 +354,22 @@ impl Region {
             (*h).max_leases = g.max_leases;
             (*h).lease_off = g.lease_off;
             (*h).lease_bytes = g.lease_bytes;
+            (*h).max_dead = g.max_dead;
+        }
+        // HOOK(work): the create option `max_deliveries`, a word of the
+        // lease table's head (validated by `geometry`; new memory is zero,
+        // so a 0 is not written and the page stays untouched).
+        let d = crate::create_opts::work_sizes().map_or(0, |w| w.0);
+        if g.max_leases != 0 && d != 0 {
+            // SAFETY: the head lies inside the mapping at `lease_off`
+            // (the geometry), 8-aligned; nobody else uses the region yet.
+            unsafe {
+                (self
+                    .base
+                    .add((g.lease_off + LEASE_HEAD_MAX_DELIVERIES) as usize)
+                    as *mut u64)
+                    .write(d);
+            }
         }
         init_body(self);
         if self.backing == Backing::File {

@@ -98,12 +98,13 @@ pub fn validate_header(
     if !arena_ok {
         return Err(bad("bad arena size"));
     }
-    let geo = Geometry::compute_with(
+    let geo = Geometry::compute_full(
         variant,
         capacity,
         arena_cap,
         u64_at(bytes, 280),
         u64_at(bytes, 296),
+        u64_at(bytes, 312),
     )
     .ok_or_else(|| bad("size overflow or bad lease table size"))?;
     if u64_at(bytes, 40) != geo.arena_off

@@ -7,6 +7,7 @@ use super::{failure_errno, set_errno, StrQueue};
 use crate::compress;
 use crate::error::Result;
 use crate::futex::Deadline;
+use crate::lock::LockFail;
 use crate::sync::Ordering;
 use crate::wait::{block_on_looking, Miss, Waited};
 
@@ -176,10 +177,15 @@ impl StrQueue {
         let r = loop {
             // HOOK(lease): while leases are open, sleep at most 50 ms at a
             // time and look for dead holders when due, as `pop` does.
-            let slice = if self.leases_busy() {
-                Deadline::after_secs(crate::lease::LOOK_EVERY_SECS).earliest(*deadline)
+            // A new due time of a delayed item ends the slice (as a
+            // lock timeout: the loop computes it again).
+            let (slice, hint) = if self.leases_busy() {
+                (
+                    self.busy_slice(deadline),
+                    crate::lease::due_hint(&self.region),
+                )
             } else {
-                *deadline
+                (*deadline, 0)
             };
             let mut take = || {
                 out.clear();
@@ -212,6 +218,9 @@ impl StrQueue {
                         return Ok(Err(f));
                     }
                     if self.looks_empty() {
+                        if self.due_changed(hint) {
+                            return Ok(Err(LockFail::TimedOut));
+                        }
                         return Err(Miss::Settled);
                     }
                     settled = true;

@@ -119,6 +119,12 @@ impl StrQueue {
     #[inline(never)]
     pub(super) fn mark_packed(&self, idx: u64, stored: u64, orig: u64) {
         self.flag_packed(idx, stored);
+        self.count_packed(stored, orig);
+    }
+
+    /// Under the lock: count an item stored compressed (`stored` bytes of
+    /// a string of `orig` bytes) in the header.
+    pub(super) fn count_packed(&self, stored: u64, orig: u64) {
         let h = self.header();
         let n = h.compressed.load(Ordering::Relaxed);
         h.compressed.store(n.wrapping_add(1), Ordering::Relaxed);

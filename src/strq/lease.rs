@@ -14,8 +14,9 @@ use super::StrQueue;
 use crate::compress;
 use crate::futex::Deadline;
 use crate::lease::{
-    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table, FREE,
-    HELD, LOOK_EVERY_SECS, RETURNED, RETURNING, SCAN_NS, TAKING,
+    kill_point, lease_id, now_ns, slice_outcome, LeaseError, LeaseInfo, LeaseStats, Table, BACK,
+    DEAD_DEADLINE, DEAD_HOLDER_DIED, DEAD_RELEASED, FREE, HELD, RETURNED, RETURNING, SCAN_NS,
+    TAKING,
 };
 use crate::lock::LockFail;
 use crate::sync::Ordering;
@@ -24,20 +25,47 @@ use crate::wait::{block_on, Miss, Waited};
 
 type LResult<T> = std::result::Result<T, LeaseError>;
 
+/// A leased pop's result: (utf8, lease id, delivery count).
+type Leased = (bool, u64, u64);
+
+/// After the commit that put record `i`'s item back in the queue: the
+/// record keeps its count as [`BACK`] (holding no bytes), or is freed
+/// when there is no count to keep (a kicked or delayed-pushed item).
+fn back_or_free(t: &Table<'_>, i: usize, gen: u64) {
+    if t.recs[i].deliveries.load(Ordering::Relaxed) == 0 {
+        t.set(i, gen, FREE);
+    } else {
+        t.recs[i].value.store(0, Ordering::Relaxed);
+        t.set(i, gen, BACK);
+    }
+}
+
+/// The position of [`BACK`] record `i`'s item, if the item is still
+/// there: the slot at that position holds an item with the same arena
+/// offset and stored length.
+fn back_match(t: &Table<'_>, l: &Locked<'_, false>, i: usize) -> Option<u32> {
+    let r = &t.recs[i];
+    let q = r.qpos.load(Ordering::Relaxed);
+    let pos = (q >> 32) as u32;
+    let it = l.item_at(pos)?;
+    (it.off & 0xFFFF_FFFF == q & 0xFFFF_FFFF && it.len == r.due.load(Ordering::Relaxed))
+        .then_some(pos)
+}
+
 /// Whether a commit that counts `now` has reached `mark` (wrapping).
 fn reached(now: u64, mark: u64) -> bool {
     (now.wrapping_sub(mark) as i64) >= 0
 }
 
 impl StrQueue {
-    fn lease_table(&self) -> LResult<Table<'_>> {
+    pub(super) fn lease_table(&self) -> LResult<Table<'_>> {
         Table::of(&self.region).ok_or(LeaseError::NoLeases)
     }
 
     /// The lock with the state loaded, waiting at most the handle's lock
     /// timeout (a takeover has already repaired the table: see
     /// [`StrQueue::lease_recover`]).
-    fn lease_locked(&self) -> LResult<Locked<'_, false>> {
+    pub(super) fn lease_locked(&self) -> LResult<Locked<'_, false>> {
         // Both locks: a lease's return is a push at the front.
         self.locked::<false>(Ends::Both)
             .ok_or(LeaseError::LockTimeout)
@@ -78,35 +106,97 @@ impl StrQueue {
             match st {
                 TAKING if reached(popped, mark) => t.set(i, gen, HELD),
                 TAKING => t.set(i, gen, FREE),
-                RETURNING if reached(pushed, mark) => t.set(i, gen, FREE),
+                RETURNING if reached(pushed, mark) => back_or_free(&t, i, gen),
                 RETURNING => t.set(i, gen, RETURNED),
                 _ => {}
             }
         }
+        t.settle_dead_moves();
         t.recount_busy();
         t.head.last_scan.store(0, Ordering::Relaxed);
     }
 
     /// Mark the leases to return now (dead holder, deadline passed) as
     /// returned, if it is time to look (`gap` ns since the last look).
-    fn str_lease_look(&self, t: &Table<'_>, now: u64, gap: u64) -> u64 {
-        if !t.due(now, gap) {
-            return 0;
+    pub(super) fn str_lease_look(&self, t: &Table<'_>, now: u64, gap: u64) -> u64 {
+        let mut n = 0;
+        if t.due_now(now) {
+            n += t.make_due(now).len() as u64;
         }
+        if !t.due(now, gap) {
+            return n;
+        }
+        n += t.make_due(now).len() as u64;
         let back = t.to_return(now);
         for &(i, dead) in &back {
             let (gen, _) = t.state(i);
-            t.set(i, gen, RETURNED);
             t.count_return(dead);
+            let why = if dead {
+                DEAD_HOLDER_DIED
+            } else {
+                DEAD_DEADLINE
+            };
+            n += u64::from(t.give_back(i, gen, why, false));
         }
-        back.len() as u64
+        n
+    }
+
+    /// Free the [`BACK`] records whose item is no longer in the queue
+    /// where they saw it (a plain pop took it, or `clear`), so that no
+    /// other item inherits their count. Caller holds both locks.
+    fn sweep_back(&self, t: &Table<'_>, l: &Locked<'_, false>) {
+        for i in 0..t.recs.len() {
+            let (gen, st) = t.state(i);
+            if st == BACK && back_match(t, l, i).is_none() {
+                t.set(i, gen, FREE);
+            }
+        }
+    }
+
+    /// Before a front push writes position `pos`: free the [`BACK`]
+    /// records that name it (their item has left it: a plain pop took
+    /// it), so that the new item does not inherit their count. Caller
+    /// holds both locks.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn forget_back_at(&self, pos: u32) {
+        let Some(t) = Table::of(&self.region) else {
+            return;
+        };
+        for i in 0..t.recs.len() {
+            let (gen, st) = t.state(i);
+            if st == BACK && (t.recs[i].qpos.load(Ordering::Relaxed) >> 32) as u32 == pos {
+                t.set(i, gen, FREE);
+            }
+        }
+    }
+
+    /// The record to lease the front item with: the [`BACK`] record that
+    /// holds its count, else a free one, else (every record in use) a
+    /// [`BACK`] record of another item, whose count is forgotten. `None`
+    /// when every record holds a lease, a returned or a delayed item.
+    fn record_for_front(&self, t: &Table<'_>, l: &Locked<'_, false>) -> Option<(usize, bool)> {
+        let head = l.front.head;
+        if let Some(i) =
+            (0..t.recs.len()).find(|&i| t.state(i).1 == BACK && back_match(t, l, i) == Some(head))
+        {
+            return Some((i, false));
+        }
+        if let Some(i) = t.free_record() {
+            return Some((i, true));
+        }
+        let i = (0..t.recs.len()).find(|&i| t.state(i).1 == BACK)?;
+        let (gen, _) = t.state(i);
+        t.set(i, gen, FREE);
+        Some((i, true))
     }
 
     /// Push the returned items back at the front, newest pop first so
     /// that the oldest ends in front, while they fit; each becomes
     /// `RETURNING` with the `push_ok` its commit reaches. The records to
     /// free after the commit.
-    fn put_back(&self, t: &Table<'_>, l: &mut Locked<'_, false>) -> Vec<usize> {
+    pub(super) fn put_back(&self, t: &Table<'_>, l: &mut Locked<'_, false>) -> Vec<usize> {
+        self.sweep_back(t, l);
         let mut done = Vec::new();
         for &i in t.in_state_by_seq(RETURNED).iter().rev() {
             let (gen, _) = t.state(i);
@@ -130,6 +220,13 @@ impl StrQueue {
                 // Stored compressed: flagged again, not counted again.
                 self.flag_packed(u64::from(l.front.head), len);
             }
+            // Where the item is now, for its count (see `BACK`).
+            let at = l.front.head;
+            let off = l.item_at(at).map_or(0, |it| it.off);
+            t.recs[i]
+                .qpos
+                .store(u64::from(at) << 32 | (off & 0xFFFF_FFFF), Ordering::Relaxed);
+            t.recs[i].due.store(len, Ordering::Relaxed);
             t.recs[i].mark.store(l.front.pushes, Ordering::Relaxed);
             t.set(i, gen, RETURNING);
             kill_point(Point::LeaseStrReturning);
@@ -140,14 +237,19 @@ impl StrQueue {
 
     /// Commit, free the records whose return the commit completed, unlock
     /// and wake consumers for them.
-    fn lease_finish(&self, t: &Table<'_>, mut l: Locked<'_, false>, returning: &[usize]) {
+    pub(super) fn lease_finish(
+        &self,
+        t: &Table<'_>,
+        mut l: Locked<'_, false>,
+        returning: &[usize],
+    ) {
         l.commit();
         if !returning.is_empty() {
             kill_point(Point::LeaseStrReturned);
         }
         for &i in returning {
             let (gen, _) = t.state(i);
-            t.set(i, gen, FREE);
+            back_or_free(t, i, gen);
         }
         t.recount_busy();
         l.release();
@@ -165,7 +267,7 @@ impl StrQueue {
         timeout: Option<f64>,
         out: &mut Vec<u8>,
         settle: Option<&Deadline>,
-    ) -> LResult<std::result::Result<Option<(bool, u64)>, LockFail>> {
+    ) -> LResult<std::result::Result<Option<Leased>, LockFail>> {
         let t = self.lease_table()?;
         out.clear();
         let now = now_ns();
@@ -179,6 +281,7 @@ impl StrQueue {
         // settling fails (deadline, signal), the locks decide.
         if self.looks_empty()
             && now.wrapping_sub(t.head.last_scan.load(Ordering::Relaxed)) < SCAN_NS / 20
+            && !t.due_now(now)
             && t.in_state_by_seq(RETURNED).is_empty()
             && settle.is_none_or(|d| self.settle_with(true, d).is_ok() && self.looks_empty())
         {
@@ -196,6 +299,24 @@ impl StrQueue {
         if l.count() == 0 && self.str_lease_look(&t, now, SCAN_NS / 20) > 0 {
             returning.extend(self.put_back(&t, &mut l));
         }
+        let mut woke = 0;
+        if !returning.is_empty() {
+            // Land the returns first (their records become `BACK`), so
+            // that the front item's count is found below and a return is
+            // never undone with this pop.
+            l.commit();
+            kill_point(Point::LeaseStrReturned);
+            for &i in &returning {
+                let (gen, _) = t.state(i);
+                back_or_free(&t, i, gen);
+            }
+            woke = returning.len();
+            returning.clear();
+        }
+        if woke > 1 {
+            self.consumers()
+                .wake((woke - 1).min(u32::MAX as usize) as u32);
+        }
         let Some(Item {
             off,
             len,
@@ -207,10 +328,14 @@ impl StrQueue {
             self.lease_finish(&t, l, &returning);
             return Ok(Ok(None));
         };
-        let Some(i) = t.free_record() else {
+        let Some((i, fresh)) = self.record_for_front(&t, &l) else {
             self.lease_finish(&t, l, &returning);
             return Err(LeaseError::Full(t.recs.len() as u64));
         };
+        if !fresh {
+            // Its count goes on; it holds no bytes while `BACK`.
+            t.recs[i].value.store(0, Ordering::Relaxed);
+        }
         let doff = match t.place(len) {
             Ok(o) => o,
             Err(e) => {
@@ -222,7 +347,7 @@ impl StrQueue {
         // `doff + len` inside the data area in a range no record keeps;
         // the arena and the data area do not overlap; we hold the lock.
         unsafe { t.write(doff, self.arena_ptr(off), len as usize) };
-        let gen = t.begin(i, now, timeout, true);
+        let gen = t.begin(i, now, timeout, fresh);
         let rec = &t.recs[i];
         let lw = len as u32 | if packed { LEN_PACKED } else { 0 };
         rec.value
@@ -230,7 +355,10 @@ impl StrQueue {
         rec.meta.store(u64::from(utf8), Ordering::Relaxed);
         rec.mark
             .store(l.front.pop_ok.wrapping_add(1), Ordering::Relaxed);
-        t.busy_ahead();
+        if fresh {
+            t.busy_ahead();
+        }
+        let n = t.deliver(i);
         t.set(i, gen, TAKING);
         if l.copy_end(false, true, out).is_none() {
             // `out` could not grow: leave the item where it is.
@@ -252,7 +380,7 @@ impl StrQueue {
                 return Err(LeaseError::Corrupt(e));
             }
         }
-        Ok(Ok(Some((utf8, id))))
+        Ok(Ok(Some((utf8, id, n))))
     }
 
     /// Pop the front item with a lease into `out` (see
@@ -286,6 +414,21 @@ impl StrQueue {
         timeout: Option<f64>,
         out: &mut Vec<u8>,
     ) -> LResult<Option<(bool, u64)>> {
+        Ok(self
+            .pop_lease_counted(timeout, out)?
+            .map(|(u, l, _)| (u, l)))
+    }
+
+    /// [`StrQueue::pop_lease`] giving the delivery count too (this
+    /// hand-out included): `(utf8, lease, deliveries)`.
+    ///
+    /// # Errors
+    /// As [`StrQueue::pop_lease`].
+    pub fn pop_lease_counted(
+        &self,
+        timeout: Option<f64>,
+        out: &mut Vec<u8>,
+    ) -> LResult<Option<(bool, u64, u64)>> {
         // Without a deadline the locks fail only at the lock timeout.
         let r = self
             .str_pop_lease_once(timeout, out, None)?
@@ -311,16 +454,37 @@ impl StrQueue {
         timeout: Option<f64>,
         out: &mut Vec<u8>,
     ) -> LResult<Waited<(bool, u64)>> {
+        Ok(self
+            .pop_lease_wait_counted(deadline, timeout, out)?
+            .map(|(u, l, _)| (u, l)))
+    }
+
+    /// [`StrQueue::pop_lease_wait`] giving the delivery count too. While
+    /// items are delayed it sleeps at most until the earliest falls due.
+    ///
+    /// # Errors
+    /// As [`StrQueue::pop_lease`].
+    pub fn pop_lease_wait_counted(
+        &self,
+        deadline: &Deadline,
+        timeout: Option<f64>,
+        out: &mut Vec<u8>,
+    ) -> LResult<Waited<(bool, u64, u64)>> {
         let t = self.lease_table()?;
         loop {
-            let slice = if t.stats().open > 0 {
-                Deadline::after_secs(LOOK_EVERY_SECS).earliest(*deadline)
+            let (slice, hint) = if self.leases_busy() {
+                (
+                    t.wait_slice(deadline),
+                    t.head.next_due.load(Ordering::Relaxed),
+                )
             } else {
-                *deadline
+                (*deadline, 0)
             };
+            // `None`: a new due time ends the slice.
             let w = block_on(self.consumers(), &slice, || {
                 match self.str_pop_lease_once(timeout, out, Some(&slice)) {
-                    Ok(Ok(Some(x))) => Ok(Ok(x)),
+                    Ok(Ok(Some(x))) => Ok(Ok(Some(x))),
+                    Ok(Ok(None)) if self.due_changed(hint) => Ok(Ok(None)),
                     Ok(Ok(None)) => Err(Miss::Settled),
                     Ok(Err(f)) => Ok(Err(Err(f))),
                     Err(e) => Ok(Err(Ok(e))),
@@ -332,8 +496,10 @@ impl StrQueue {
                     self.count_empty();
                     return Ok(Waited::TimedOut);
                 }
-                Some(r) => return r,
-                None => {}
+                Some(Ok(Waited::Done(Some(x)))) => return Ok(Waited::Done(x)),
+                Some(Ok(Waited::Interrupted)) => return Ok(Waited::Interrupted),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(Waited::Done(None))) | None => {}
             }
         }
     }
@@ -367,12 +533,13 @@ impl StrQueue {
             Ok(Some((i, gen))) => {
                 let late = t.expired(i, now);
                 if back || late {
-                    t.set(i, gen, RETURNED);
                     if late {
                         t.count_return(false);
                     } else {
                         Table::count(&t.head.released, 1);
                     }
+                    let why = if late { DEAD_DEADLINE } else { DEAD_RELEASED };
+                    t.give_back(i, gen, why, false);
                 } else {
                     kill_point(Point::LeaseStrAck);
                     t.set(i, gen, FREE);
@@ -388,7 +555,7 @@ impl StrQueue {
         r
     }
 
-    fn str_lease_look_now(&self, t: &Table<'_>) {
+    pub(super) fn str_lease_look_now(&self, t: &Table<'_>) {
         if let Ok(mut l) = self.lease_locked() {
             self.str_lease_look(t, now_ns(), 0);
             let returning = self.put_back(t, &mut l);
@@ -413,7 +580,7 @@ impl StrQueue {
         } else {
             SCAN_NS
         };
-        if !t.look_due(now, gap) {
+        if !t.look_due(now, gap) && !t.due_now(now) {
             return;
         }
         if let Ok(mut l) = self.lease_locked() {
@@ -426,7 +593,7 @@ impl StrQueue {
     /// Whether lease records are in use (held, or returned and waiting
     /// for room): the one load a plain pop pays for leases.
     #[inline(always)]
-    pub(super) fn leases_busy(&self) -> bool {
+    pub(in crate::strq) fn leases_busy(&self) -> bool {
         self.header().lease_busy.load(Ordering::Relaxed) != 0
     }
 

@@ -303,6 +303,7 @@ mod oracle;
 mod state;
 #[cfg(all(test, not(loom)))]
 mod tests;
+mod work;
 
 use std::ffi::CStr;
 use std::path::Path;
@@ -704,7 +705,7 @@ impl StrQueue {
     /// assert_eq!((s.size, s.push_ok, s.pop_ok, s.pop_empty), (0, 1, 1, 1));
     /// assert_eq!((s.arena_cap, s.arena_used), (8192, 0));
     /// // header, slots, arena; the lease table and its data area
-    /// assert_eq!(s.mmap_size, 320 + 4 * 16 + 8192 + 65 * 64 + 8192);
+    /// assert_eq!(s.mmap_size, 320 + 4 * 16 + 8192 + 192 + 64 * 128 + 64 * 64 + 8192);
     /// // The push and the first pop took the lock; the empty pop looked
     /// // without it.
     /// assert_eq!((s.lock_acquired, s.lock_contended), (2, 0));

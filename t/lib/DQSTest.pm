@@ -56,12 +56,12 @@ sub slot_size {
 
 # The exact size of the mapping (and of the backing file) of a queue:
 # header, slots, then (format 7) the ring's 32 intent records of 64 bytes
-# on a 64-byte boundary, then (format 6) the default lease table, a 64-byte
-# head and 64 records of 64 bytes.
+# on a 64-byte boundary, then the default lease table (format 8): a
+# 192-byte head, 64 records of 128 bytes and 64 dead-letter records of 64.
 sub mmap_size_for {
     my ($class, $cap) = @_;
     my $end = HEADER_SIZE + $cap * slot_size($class);
-    return (($end + 63) & ~63) + 32 * 64 + 65 * 64;
+    return (($end + 63) & ~63) + 32 * 64 + 192 + 64 * 128 + 64 * 64;
 }
 
 my $MAIN_PID = $$;

@@ -28,7 +28,7 @@ pub(crate) struct Status {
     variant: AtomicU64,
 }
 
-pub(crate) const OPS: [&str; 24] = [
+pub(crate) const OPS: [&str; 26] = [
     "setup",
     "push",
     "pop",
@@ -53,6 +53,8 @@ pub(crate) const OPS: [&str; 24] = [
     "set_compress",
     "pop_lease",
     "ack/release",
+    "release_after/bury/touch",
+    "push_delayed/kick/dead",
 ];
 
 impl Status {

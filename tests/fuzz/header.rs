@@ -47,8 +47,9 @@ fn create(v: Variant, path: &Path, rng: &mut Rng, st: &Status) {
     }
 }
 
-/// Header field offsets (see layout.rs) and their widths.
-const FIELDS: [(usize, usize); 10] = [
+/// Header field offsets (see layout.rs) and their widths: line 0, then
+/// the lease geometry (format 6) and `max_dead` (format 8).
+const FIELDS: [(usize, usize); 14] = [
     (0, 8),
     (8, 4),
     (12, 4),
@@ -59,6 +60,10 @@ const FIELDS: [(usize, usize); 10] = [
     (40, 8),
     (48, 8),
     (56, 8),
+    (280, 8),
+    (288, 8),
+    (296, 8),
+    (312, 8),
 ];
 
 fn put(b: &mut [u8], off: usize, width: usize, v: u64) {
@@ -268,7 +273,14 @@ fn header_case(seed: u64, st: &Status) {
             assert!(g.capacity.is_power_of_two() && g.capacity >= 2);
             assert_eq!(
                 Some(g),
-                Geometry::compute_with(want, g.capacity, g.arena_cap, g.max_leases, g.lease_bytes),
+                Geometry::compute_full(
+                    want,
+                    g.capacity,
+                    g.arena_cap,
+                    g.max_leases,
+                    g.lease_bytes,
+                    g.max_dead
+                ),
                 "inconsistent geometry"
             );
         }

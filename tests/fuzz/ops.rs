@@ -41,14 +41,7 @@ pub(crate) fn int_ops<T: Val>(q: &IntQueue<T>, rng: &mut Rng, st: &Status, n: u6
         // Leases (format 6): whatever the table holds, a lease call
         // returns or fails with a `LeaseError`, never panics or hangs.
         if rng.chance(15) {
-            lease_op(
-                rng,
-                st,
-                &mut leases,
-                |t| q.pop_lease(t).map(|o| o.map(|x| x.1)),
-                |l, back| if back { q.release(l) } else { q.ack(l) },
-                || q.lease_stats().open + q.leases().len() as u64,
-            );
+            lease_op(rng, st, &mut leases, q);
             continue;
         }
         match rng.below(13) {
@@ -144,17 +137,7 @@ pub(crate) fn str_ops(q: &StrQueue, rng: &mut Rng, st: &Status, n: u64) {
     let mut leases: Vec<u64> = Vec::new();
     for _ in 0..n {
         if rng.chance(15) {
-            lease_op(
-                rng,
-                st,
-                &mut leases,
-                |t| {
-                    let mut b = Vec::new();
-                    q.pop_lease(t, &mut b).map(|o| o.map(|x| x.1))
-                },
-                |l, back| if back { q.release(l) } else { q.ack(l) },
-                || q.lease_stats().open + q.leases().len() as u64,
-            );
+            lease_op(rng, st, &mut leases, q);
             continue;
         }
         let op = rng.below(17);

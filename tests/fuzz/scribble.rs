@@ -5,7 +5,9 @@ use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use data_queue_shared::layout::{Geometry, HEADER_SIZE};
+use data_queue_shared::layout::{
+    Geometry, DEAD_REC_SIZE, HEADER_SIZE, LEASE_HEAD_SIZE, LEASE_REC_SIZE,
+};
 use data_queue_shared::{IntQueue, StrQueue, Variant};
 
 use crate::harness::{assert_clean, drive, pick_variant, Status};
@@ -25,15 +27,31 @@ fn scribble(base: usize, geo: Geometry, seed: u64, writes: u64, stop: &AtomicBoo
         let lease_words = if geo.max_leases == 0 {
             0
         } else {
-            (64 * geo.max_leases + geo.lease_bytes + 48) / 8
+            (LEASE_HEAD_SIZE
+                + LEASE_REC_SIZE * geo.max_leases
+                + DEAD_REC_SIZE * geo.max_dead
+                + geo.lease_bytes
+                - 16)
+                / 8
         };
-        let off = match rng.below(12) {
+        let recs = geo.lease_off + LEASE_HEAD_SIZE;
+        let dead = recs + LEASE_REC_SIZE * geo.max_leases;
+        let off = match rng.below(14) {
+            // the dead-letter records (format 8)
+            12 if geo.max_dead > 0 => dead + 8 * rng.below(geo.max_dead * DEAD_REC_SIZE / 8),
+            // a lease record's work words (format 8: deliveries, length,
+            // due, qpos) or its state, or the head's work line
+            13 if lease_words > 0 => match rng.below(3) {
+                0 => recs + LEASE_REC_SIZE * rng.below(geo.max_leases) + 64 + 8 * rng.below(4),
+                1 => recs + LEASE_REC_SIZE * rng.below(geo.max_leases),
+                _ => geo.lease_off + 64 + 8 * rng.below(16),
+            },
             // the lease table (format 6) past the Int lease lock's two
             // words, which name a live holder as the Str lock's do (the
             // Str lock has a timeout here; the lease lock waits a second)
             10 | 11 if lease_words > 0 => geo.lease_off + 16 + 8 * rng.below(lease_words),
             // run-time header words (lines 1-4), 8-byte aligned
-            0..=4 | 10 | 11 => 64 + 8 * rng.below(32),
+            0..=4 | 10..=13 => 64 + 8 * rng.below(32),
             // slot words
             5..=7 => HEADER_SIZE as u64 + 4 * rng.below((slots_end - HEADER_SIZE as u64) / 4),
             // the arena, or line 0 (copied at attach, so harmless)
@@ -116,7 +134,11 @@ fn scribble_case(seed: u64, st: &Status) {
         // which shrink); `str_ops` turns it off and on again at random.
         q.set_compress(32, 1).unwrap();
     }
-    match v {
+    // Work-queue options (format 8): a small delivery limit and a small
+    // dead-letter area, so that moves, full areas and kicks happen.
+    let md = rng.below(4);
+    let nd = rng.below(4);
+    data_queue_shared::lease::with_work_options(Some(md), Some(nd), || match v {
         Variant::Int64 => run!(
             IntQueue::<i64>::memfd(&name, cap).unwrap(),
             |q: &IntQueue<i64>| IntQueue::<i64>::from_fd(q.fd()).unwrap(),
@@ -148,7 +170,7 @@ fn scribble_case(seed: u64, st: &Status) {
                 str_setup
             )
         }
-    }
+    })
 }
 
 #[test]

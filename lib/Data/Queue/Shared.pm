@@ -205,7 +205,11 @@ its statistics, its lock and its wake-ups.
 
 L<Data::Queue::Shared::Leases>: leased pops for all four classes
 (C<pop_lease>, C<ack>, C<release>, ...): items whose consumer dies come
-back; the guarantee, the create options and crash safety.
+back; the guarantee, the create options and crash safety; and the work
+queue: delivery counts, dead letters (C<max_deliveries>, C<bury>,
+C<kick>), C<touch> and delays (C<release($lease, $delay)>,
+C<push_delayed>), with a table of the same words in SQS, Beanstalkd and
+NATS JetStream.
 
 =item *
 

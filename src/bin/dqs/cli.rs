@@ -63,7 +63,14 @@ When the queue is full: without --wait the command stops at once (exit 1,
 the message says how many items were pushed). With --wait SECS each item
 waits up to SECS seconds for room (fractions allowed; inf, or a negative
 number such as -1, waits for ever); a wait that times out stops the
-command (exit 1).";
+command (exit 1).
+
+--delay SECS (at least 0, fractions allowed) makes each item invisible to
+every pop, and to the size, for SECS seconds; then it comes out at the
+front of the queue. A delayed item waits in a lease record: when every
+record is taken (or a Str queue's lease data area has no room) the command
+stops (exit 2), the items before it pushed. --delay and --wait exclude
+each other.";
 
 const POP_HELP: &str = "\
 Pops one item (or up to N with -n, or all there are with --all) and
@@ -98,9 +105,28 @@ push_ok, pop_ok, push_full, pop_empty, recoveries, push_waiters,
 pop_waiters; for Str queues arena_cap, arena_used, lock_acquired,
 lock_contended, compressed, compressed_saved; then the lease counters
 max_leases, leases_open, leases_waiting, leases_acked, leases_nacked,
-leases_dead, leases_expired, and for Str queues lease_bytes. With --json,
-one JSON object on one line instead, with the same keys; numbers are JSON
+leases_dead, leases_expired, and for Str queues lease_bytes; then the
+work-queue counters max_deliveries, max_dead, delivered, dead, buried,
+kicked, drained, delayed, touched, dead_full, dead_items. With --json, one
+JSON object on one line instead, with the same keys; numbers are JSON
 integers.";
+
+const DEAD_HELP: &str = "\
+Lists the items in the queue's dead-letter area, oldest first, one line
+each: seq (pop order), deliveries, reason (released, deadline, holder
+died, buried), when (local time of the move) and the value (integers in
+decimal; strings as text, bytes that are not valid UTF-8 shown as U+FFFD,
+newlines and tabs escaped). Nothing is removed. With --json, one JSON
+object per line instead, with the keys seq, deliveries, reason, when (epoch
+seconds) and value (a string for Str queues, with utf8 true when the
+item carries the UTF-8 flag). Exit 0 also when the area is empty.";
+
+const KICK_HELP: &str = "\
+Moves up to N items (default: all) from the dead-letter area back to the
+front of the live queue, oldest first, with their delivery counts reset
+to 0, and prints how many moved. Fewer move when the area holds fewer
+(not an error) or the live queue has no room (then exit 1, the message
+says how many moved).";
 
 const WATCH_HELP: &str = "\
 Shows the queue's size, push and pop rates per second (from the change of
@@ -150,6 +176,12 @@ pub(crate) enum Cmd {
     /// List the leases open or waiting (pop_lease), oldest first
     #[command(after_help = EXIT_CODES)]
     Leases(PathArgs),
+    /// List the dead-letter area
+    #[command(long_about = DEAD_HELP, after_help = EXIT_CODES)]
+    Dead(DeadArgs),
+    /// Move dead items back to the live queue
+    #[command(long_about = KICK_HELP, after_help = EXIT_CODES)]
+    Kick(KickArgs),
     /// Remove every item; prints how many
     #[command(after_help = EXIT_CODES)]
     Clear(PathArgs),
@@ -211,6 +243,13 @@ pub(crate) struct CreateArgs {
     /// Str only: bytes of the lease data area (default: see the manual)
     #[arg(long, value_name = "BYTES")]
     pub(crate) lease_bytes: Option<u64>,
+    /// Deliveries after which a returning item goes to the dead-letter
+    /// area (default 0: unlimited)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=u32::MAX as u64))]
+    pub(crate) max_deliveries: Option<u64>,
+    /// Dead-letter records (default 64; 0: no dead-letter area)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=65536))]
+    pub(crate) max_dead: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -236,6 +275,9 @@ pub(crate) struct PushArgs {
     /// default 3)
     #[arg(long, value_name = "MIN[:LEVEL]", value_parser = parse_compress)]
     pub(crate) compress: Option<(u64, i32)>,
+    /// Make each item visible to pops only after SECS seconds
+    #[arg(long, value_name = "SECS", value_parser = parse_delay, conflicts_with = "wait")]
+    pub(crate) delay: Option<f64>,
 }
 
 #[derive(Args, Debug, Clone, Copy)]
@@ -301,6 +343,24 @@ pub(crate) struct WatchArgs {
 }
 
 #[derive(Args, Debug)]
+pub(crate) struct DeadArgs {
+    /// The queue file
+    pub(crate) path: PathBuf,
+    /// Print one JSON object per item
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct KickArgs {
+    /// The queue file
+    pub(crate) path: PathBuf,
+    /// How many to move (default: all)
+    #[arg(value_name = "N")]
+    pub(crate) n: Option<u64>,
+}
+
+#[derive(Args, Debug)]
 pub(crate) struct PathArgs {
     /// The queue file
     pub(crate) path: PathBuf,
@@ -319,6 +379,14 @@ fn parse_secs(s: &str) -> Result<f64, String> {
         ));
     }
     Ok(if v < 0.0 { f64::INFINITY } else { v })
+}
+
+/// A delay in seconds: a finite number >= 0, fractions allowed.
+pub(crate) fn parse_delay(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("'{s}' is not a number of seconds >= 0")),
+    }
 }
 
 /// `--compress MIN[:LEVEL]`: MIN a positive byte count, LEVEL an integer.
@@ -380,6 +448,8 @@ impl Cmd {
             Cmd::Stats(_) => "stats",
             Cmd::Watch(_) => "watch",
             Cmd::Leases(_) => "leases",
+            Cmd::Dead(_) => "dead",
+            Cmd::Kick(_) => "kick",
             Cmd::Clear(_) => "clear",
             Cmd::Unlink(_) => "unlink",
         }

@@ -8,10 +8,12 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use data_queue_shared::any::{int_range, probe, AnyQueue};
+use data_queue_shared::lease::{reason_name, state_name, DeadItem};
 use data_queue_shared::{Deadline, Error, Stats, Variant, Waited};
 
 use crate::cli::{
-    CreateArgs, OutArgs, PathArgs, PeekArgs, PopArgs, PushArgs, QType, StatsArgs, WatchArgs,
+    CreateArgs, DeadArgs, KickArgs, OutArgs, PathArgs, PeekArgs, PopArgs, PushArgs, QType,
+    StatsArgs, WatchArgs,
 };
 use crate::signals::{check_signal, sleep_secs, Fail, SigStdin, SIGNALLED};
 
@@ -77,13 +79,15 @@ pub(crate) fn create(a: CreateArgs) -> Result<(), Fail> {
         return Err(Fail::Hard("--arena applies to str queues only".to_string()));
     }
     data_queue_shared::lease::with_create_options(a.max_leases, a.lease_bytes, || {
-        AnyQueue::create(
-            &a.path,
-            a.qtype.variant(),
-            a.capacity,
-            a.arena.unwrap_or(0),
-            a.mode,
-        )
+        data_queue_shared::lease::with_work_options(a.max_deliveries, a.max_dead, || {
+            AnyQueue::create(
+                &a.path,
+                a.qtype.variant(),
+                a.capacity,
+                a.arena.unwrap_or(0),
+                a.mode,
+            )
+        })
     })?;
     Ok(())
 }
@@ -103,8 +107,31 @@ fn parse_value<'a>(item: &'a [u8], variant: Variant, mode: Utf8Mode) -> Result<V
     }
 }
 
-/// Push one value; `Ok(false)` when there was no room (in time).
-fn push_value(q: &AnyQueue, v: &Value<'_>, wait: Option<f64>) -> Result<bool, Fail> {
+/// Push one value visible after `delay` seconds: it waits in a lease
+/// record, so no room means every record is taken (an error, exit 2).
+fn push_delayed(q: &AnyQueue, v: &Value<'_>, delay: f64) -> Result<(), Fail> {
+    match (q, v) {
+        (AnyQueue::Int(q), Value::Int(i)) => q.push_delayed(delay, *i),
+        (AnyQueue::Int32(q), Value::Int(i)) => q.push_delayed(delay, *i as i32),
+        (AnyQueue::Int16(q), Value::Int(i)) => q.push_delayed(delay, *i as i16),
+        (AnyQueue::Str(q), Value::Str(b, f)) => q.push_delayed(delay, b, *f),
+        _ => unreachable!("values are parsed for the queue's type"),
+    }
+    .map_err(|e| Fail::Hard(e.to_string()))
+}
+
+/// Push one value (after `delay` seconds, when given); `Ok(false)` when
+/// there was no room (in time).
+fn push_value(
+    q: &AnyQueue,
+    v: &Value<'_>,
+    wait: Option<f64>,
+    delay: Option<f64>,
+) -> Result<bool, Fail> {
+    if let Some(d) = delay {
+        push_delayed(q, v, d)?;
+        return Ok(true);
+    }
     let deadline = match wait {
         None => {
             return Ok(match (q, v) {
@@ -186,7 +213,7 @@ pub(crate) fn push(a: PushArgs) -> Result<(), Fail> {
             .collect::<Result<Vec<_>, _>>()?;
         for (i, v) in values.iter().enumerate() {
             check_signal()?;
-            if !push_value(&q, v, a.wait)? {
+            if !push_value(&q, v, a.wait, a.delay)? {
                 return Err(Fail::Soft(full_message(
                     i as u64,
                     a.wait,
@@ -230,7 +257,7 @@ pub(crate) fn push(a: PushArgs) -> Result<(), Fail> {
             )),
             other => other,
         })?;
-        if !push_value(&q, &v, a.wait)? {
+        if !push_value(&q, &v, a.wait, a.delay)? {
             return Err(Fail::Soft(full_message(pushed, a.wait, None)));
         }
         pushed += 1;
@@ -416,7 +443,8 @@ fn stats_json(path: &Path, variant: Variant, s: &Stats) -> String {
 pub(crate) fn stats(a: StatsArgs) -> Result<(), Fail> {
     let q = attach(&a.path)?;
     let s = q.stats();
-    // HOOK(lease): the lease counters after the others.
+    // HOOK(lease): the lease and work-queue counters after the others (a
+    // snapshot without the lock).
     let leases = q.lease_fields();
     let mut out = io::stdout().lock();
     if a.json {
@@ -443,12 +471,173 @@ pub(crate) fn stats(a: StatsArgs) -> Result<(), Fail> {
 }
 
 /// `dqs leases`: the open and waiting leases (after a look for dead
-/// holders, which returns theirs).
+/// holders, which returns theirs), with each one's delivery count; a
+/// delayed item shows the time until it is due under "left".
+fn lease_listing(q: &AnyQueue) -> String {
+    let str_q = matches!(q, AnyQueue::Str(_));
+    let line = |id: &dyn std::fmt::Display,
+                state: &str,
+                pid: &dyn std::fmt::Display,
+                seq: &dyn std::fmt::Display,
+                age: &str,
+                left: &str,
+                dlv: &dyn std::fmt::Display,
+                what: &str| {
+        format!("{id:<20} {state:<9} {pid:>8} {seq:>8} {age:>10} {left:>10} {dlv:>10} {what}\n")
+    };
+    let mut o = line(
+        &"lease",
+        "state",
+        &"pid",
+        &"seq",
+        "age",
+        "left",
+        &"deliveries",
+        if str_q { "bytes     stored" } else { "value" },
+    );
+    for l in q.leases() {
+        let left = if l.left_ns == 0 {
+            "-".to_string()
+        } else {
+            format!("{:.3}s", l.left_ns as f64 / 1e9)
+        };
+        let what = if str_q {
+            format!("{:<9} {}", l.value, l.stored)
+        } else {
+            l.value.to_string()
+        };
+        o.push_str(&line(
+            &l.id,
+            state_name(l.state),
+            &l.pid,
+            &l.seq,
+            &format!("{:.3}s", l.age_ns as f64 / 1e9),
+            &left,
+            &l.deliveries,
+            &what,
+        ));
+    }
+    o
+}
+
 pub(crate) fn leases(a: PathArgs) -> Result<(), Fail> {
     let q = attach(&a.path)?;
     let mut out = io::stdout().lock();
-    out.write_all(q.lease_listing().as_bytes())?;
+    out.write_all(lease_listing(&q).as_bytes())?;
     out.flush()?;
+    Ok(())
+}
+
+/// A dead item's value as `dqs dead` prints it: integers in decimal,
+/// strings as text with newlines, tabs and backslashes escaped.
+fn dead_value_text(q: &AnyQueue, d: &DeadItem, bytes: &[u8]) -> String {
+    if !matches!(q, AnyQueue::Str(_)) {
+        return d.value.to_string();
+    }
+    let mut o = String::new();
+    for c in String::from_utf8_lossy(bytes).chars() {
+        match c {
+            '\n' => o.push_str("\\n"),
+            '\t' => o.push_str("\\t"),
+            '\\' => o.push_str("\\\\"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Local time of CLOCK_REALTIME nanoseconds, as `YYYY-MM-DD HH:MM:SS.mmm`.
+fn local_time(ns: u64) -> String {
+    let secs = (ns / 1_000_000_000) as libc::time_t;
+    let ms = (ns / 1_000_000) % 1000;
+    // SAFETY: an all-zero `tm` is a valid value of the plain C struct.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r reads `secs` and writes `tm`, both live locals.
+    if unsafe { libc::localtime_r(&secs, &mut tm) }.is_null() {
+        return format!("{}.{ms:03}", ns / 1_000_000_000);
+    }
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{ms:03}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+/// One `dqs dead --json` line.
+fn dead_json(q: &AnyQueue, d: &DeadItem, bytes: &[u8], utf8: bool) -> String {
+    let value = if matches!(q, AnyQueue::Str(_)) {
+        format!(
+            "{},\"utf8\":{utf8}",
+            json_string(&String::from_utf8_lossy(bytes))
+        )
+    } else {
+        d.value.to_string()
+    };
+    format!(
+        "{{\"seq\":{},\"deliveries\":{},\"reason\":{},\"when\":{:.6},\"value\":{value}}}",
+        d.seq,
+        d.deliveries,
+        json_string(reason_name(d.reason)),
+        d.when_ns as f64 / 1e9
+    )
+}
+
+/// `dqs dead`: the dead-letter area, oldest first (nothing removed).
+pub(crate) fn dead(a: DeadArgs) -> Result<(), Fail> {
+    let q = attach(&a.path)?;
+    let mut out = io::stdout().lock();
+    let mut buf = Vec::new();
+    if !a.json {
+        writeln!(
+            out,
+            "{:>8} {:>10} {:<12} {:<23} value",
+            "seq", "deliveries", "reason", "when"
+        )?;
+    }
+    let mut k = 0;
+    while let Some((d, utf8)) = q
+        .dead_nth(k, &mut buf)
+        .map_err(|e| Fail::Hard(e.to_string()))?
+    {
+        check_signal()?;
+        if a.json {
+            writeln!(out, "{}", dead_json(&q, &d, &buf, utf8))?;
+        } else {
+            writeln!(
+                out,
+                "{:>8} {:>10} {:<12} {:<23} {}",
+                d.seq,
+                d.deliveries,
+                reason_name(d.reason),
+                local_time(d.when_ns),
+                dead_value_text(&q, &d, &buf)
+            )?;
+        }
+        k += 1;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `dqs kick`: up to N (default all) dead items back to the live queue.
+pub(crate) fn kick(a: KickArgs) -> Result<(), Fail> {
+    let q = attach(&a.path)?;
+    let want = a.n.unwrap_or(u64::MAX);
+    let before = q.dead_count();
+    let moved = q.kick(want).map_err(|e| Fail::Hard(e.to_string()))?;
+    let mut out = io::stdout().lock();
+    writeln!(out, "{moved}")?;
+    out.flush()?;
+    if moved < want.min(before) {
+        return Err(Fail::Soft(format!(
+            "the live queue has no room: moved {moved} of {} items",
+            want.min(before)
+        )));
+    }
     Ok(())
 }
 

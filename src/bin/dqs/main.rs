@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{normalize_args, subcommand_in_args, usage_error_line, Cli, Cmd};
-use commands::{clear, create, leases, peek, pop, push, stats, unlink, watch};
+use commands::{clear, create, dead, kick, leases, peek, pop, push, stats, unlink, watch};
 use signals::{die_of, install_signal_handlers, Fail};
 
 fn main() -> ExitCode {
@@ -49,6 +49,8 @@ fn main() -> ExitCode {
         Cmd::Stats(a) => stats(a),
         Cmd::Watch(a) => watch(a),
         Cmd::Leases(a) => leases(a),
+        Cmd::Dead(a) => dead(a),
+        Cmd::Kick(a) => kick(a),
         Cmd::Clear(a) => clear(a),
         Cmd::Unlink(a) => unlink(a),
     };

@@ -386,7 +386,8 @@ Slot count.
 Bytes mapped: the 320-byte header plus the slots; for the integer queues
 the intent records next (32 records of 64 bytes, on a 64-byte boundary);
 then (unless the queue was created with C<max_leases> 0) the lease table
-on a 64-byte boundary, 64 bytes per lease plus 64 (see
+on a 64-byte boundary, a 192-byte head, 128 bytes per lease and 64 per
+dead-letter record (see
 L<Data::Queue::Shared::Format>). An Int queue of capacity 2 without
 leases maps 2432 bytes.
 
@@ -499,16 +500,26 @@ L<Data::Queue::Shared::Leases>.
 
     my ($value, $lease) = $q->pop_lease;                   # empty list if empty
     my ($value, $lease) = $q->pop_lease($lease_timeout);   # back after that long
-    my ($value, $lease) = $q->pop_lease_wait($timeout, $lease_timeout);
-    my @pairs = $q->pop_lease_multi($n);  # up to $n [$value, $lease] pairs
+    my ($value, $lease, $deliveries) = $q->pop_lease_wait($timeout, $lease_timeout);
+    my @triples = $q->pop_lease_multi($n);  # up to $n [$value, $lease, $deliveries]
     my $ok = $q->ack($lease);       # false: the lease had ended (late, returned)
     my $ok = $q->release($lease);   # or nack: back at the front
+    my $ok = $q->release($lease, $delay);  # back at the front after $delay s
+    my $ok = $q->touch($lease);     # heartbeat: the deadline starts again
+    my $ok = $q->bury($lease);      # to the dead-letter area
+    my $n  = $q->deliveries($lease);
+    $q->push_delayed($delay, $value);       # visible after $delay seconds
+    my @d  = $q->dead_list;         # also dead_count, dead_peek, dead_drain
+    my $k  = $q->kick;              # dead items back to the front
     my $s  = $q->lease_stats;       # max_leases open waiting acked released
-                                    # returned_dead returned_timeout
+                                    # returned_dead returned_timeout delivered
+                                    # dead buried kicked delayed touched ...
     my @l  = $q->leases;            # one hash per open or waiting lease
 
-    # the size of the lease table is set at create (default 64 leases)
+    # the size of the lease table is set at create (default 64 leases), and
+    # so are the delivery limit and the dead-letter area
     Data::Queue::Shared::Int->new($path, $cap, { max_leases => 256 });
+    Data::Queue::Shared::Int->new($path, $cap, { max_deliveries => 5, max_dead => 100 });
     Data::Queue::Shared::Str->new($path, $cap, undef, { max_leases => 256,
                                                        lease_bytes => 1 << 20 });
 
@@ -521,6 +532,14 @@ header word more). An integer queue keeps returned items beside its ring:
 C<pop_lease> serves them first, plain pops once the ring is empty, and
 C<size> does not count them (see
 L<Data::Queue::Shared::Leases/Where returned items go>).
+
+Every leased hand-out counts one delivery in the shared memory; on a queue
+created with C<max_deliveries>, an item that comes back after its last
+delivery moves to the dead-letter area (C<dead_list>, C<kick>,
+C<dead_drain>; C<dqs dead>, C<dqs kick>) instead of out again. Delayed
+items (C<release($lease, $delay)>, C<push_delayed>) are invisible to pops
+and to C<size> until due, then come out at the front. See
+L<Data::Queue::Shared::Leases/DELIVERY COUNTS> and the sections after it.
 
 =head1 EVENT LOOPS
 

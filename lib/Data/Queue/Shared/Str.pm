@@ -715,8 +715,12 @@ C<clear> wakes every blocked producer and consumer.
 =head1 LEASES
 
 C<pop_lease>, C<pop_lease_wait>, C<pop_lease_multi>, C<ack>, C<release>
-(C<nack>), C<lease_stats> and C<leases> work on Str queues as on the integer ones,
-and are described for all four classes in L<Data::Queue::Shared::Leases>.
+(C<nack>), C<lease_stats> and C<leases>, and the work-queue methods
+(C<deliveries>, C<touch>, C<bury>, C<push_delayed>, C<dead_count>,
+C<dead_peek>, C<dead_list>, C<kick>, C<dead_drain>; the create options
+C<max_deliveries> and C<max_dead>) work on Str queues as on the integer
+ones, and are described for all four classes in
+L<Data::Queue::Shared::Leases>.
 What is Str's own: a leased item's stored bytes (compressed ones stay
 compressed) wait in the lease data area until the lease ends, sized by the
 C<lease_bytes> create option (see
@@ -724,7 +728,11 @@ L<Data::Queue::Shared::Leases/"CREATING A QUEUE WITH LEASES">), so
 C<pop_lease> croaks when that area has no room now or could never hold
 the front item; the Str queue lock guards the lease table; and a returned
 item goes back into the queue itself, at the front, so that every pop,
-C<peek> and C<size> sees it at once.
+C<peek> and C<size> sees it at once. A dead item's bytes, and a delayed
+item's, also stay in the lease data area (its default size covers
+C<max_leases + max_dead> items); C<push_delayed> croaks when that area has
+no room for the new item, and keeps the value's UTF-8 flag as C<push>
+does.
 
 =head1 SEE ALSO
 

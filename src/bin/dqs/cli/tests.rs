@@ -124,3 +124,52 @@ fn usage_errors_become_one_line() {
         "dqs: missing subcommand (see 'dqs --help')"
     );
 }
+
+#[test]
+fn work_queue_options_parse() {
+    let c = parse(&[
+        "create",
+        "q",
+        "-t",
+        "int",
+        "-c",
+        "8",
+        "--max-deliveries",
+        "5",
+        "--max-dead",
+        "0",
+    ])
+    .unwrap();
+    let Cmd::Create(a) = c.cmd else { panic!() };
+    assert_eq!((a.max_deliveries, a.max_dead), (Some(5), Some(0)));
+    assert!(parse(&["create", "q", "-t", "int", "-c", "8", "--max-dead", "65537"]).is_err());
+    assert!(parse(&[
+        "create",
+        "q",
+        "-t",
+        "int",
+        "-c",
+        "8",
+        "--max-deliveries",
+        "4294967296"
+    ])
+    .is_err());
+    let c = parse(&["push", "q", "--delay", "0.5", "1"]).unwrap();
+    let Cmd::Push(a) = c.cmd else { panic!() };
+    assert_eq!(a.delay, Some(0.5));
+    assert!(parse(&["push", "q", "--delay", "1", "--wait", "1", "1"]).is_err());
+    for bad in ["-1", "nan", "inf", "x"] {
+        assert!(parse_delay(bad).is_err(), "{bad}");
+    }
+    assert_eq!(parse_delay("0"), Ok(0.0));
+    let c = parse(&["kick", "q", "3"]).unwrap();
+    let Cmd::Kick(a) = c.cmd else { panic!() };
+    assert_eq!(a.n, Some(3));
+    let c = parse(&["kick", "q"]).unwrap();
+    let Cmd::Kick(a) = c.cmd else { panic!() };
+    assert_eq!(a.n, None);
+    assert!(parse(&["kick", "q", "-1"]).is_err());
+    let c = parse(&["dead", "q", "--json"]).unwrap();
+    let Cmd::Dead(a) = c.cmd else { panic!() };
+    assert!(a.json);
+}

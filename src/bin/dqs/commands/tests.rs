@@ -93,3 +93,50 @@ fn lossy_raw_and_nul_output() {
     write_item(&mut v, &Got::Int(5), b"", nul).unwrap();
     assert_eq!(v, b"x\xff\x005\x00");
 }
+
+#[test]
+fn dead_items_print_and_escape() {
+    let q = AnyQueue::anonymous(Variant::Str, 8, 4096).unwrap();
+    let d = DeadItem {
+        seq: 4,
+        deliveries: 3,
+        reason: data_queue_shared::lease::DEAD_HOLDER_DIED,
+        when_ns: 1_500_000_000,
+        value: 4,
+        stored: 8,
+    };
+    assert_eq!(dead_value_text(&q, &d, b"a\tb\n\\"), "a\\tb\\n\\\\");
+    assert_eq!(
+        dead_json(&q, &d, b"x\"", true),
+        "{\"seq\":4,\"deliveries\":3,\"reason\":\"holder died\",\"when\":1.500000,\
+         \"value\":\"x\\\"\",\"utf8\":true}"
+    );
+    let i = AnyQueue::anonymous(Variant::Int64, 8, 0).unwrap();
+    let d = DeadItem { value: -7, ..d };
+    assert_eq!(dead_value_text(&i, &d, b""), "-7");
+    assert!(dead_json(&i, &d, b"", false).ends_with("\"value\":-7}"));
+    assert_eq!(local_time(0).len(), "1970-01-01 00:00:00.000".len());
+}
+
+#[test]
+fn work_counters_in_order() {
+    let q = AnyQueue::anonymous(Variant::Int64, 8, 0).unwrap();
+    let names: Vec<_> = q.lease_fields().into_iter().map(|(k, _)| k).collect();
+    let at = names.iter().position(|k| *k == "max_deliveries").unwrap();
+    assert_eq!(
+        names[at..],
+        [
+            "max_deliveries",
+            "max_dead",
+            "delivered",
+            "dead",
+            "buried",
+            "kicked",
+            "drained",
+            "delayed",
+            "touched",
+            "dead_full",
+            "dead_items"
+        ]
+    );
+}
