@@ -31,7 +31,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::layout::{Geometry, Variant, HEADER_SIZE};
-use crate::lease::{state_name, DeadItem, LeaseError, LeaseInfo, LeaseStats, Table};
+use crate::lease::{DeadItem, LeaseError, LeaseInfo, LeaseStats, Table};
 use crate::region::{incompatible, small_file_error, validate_header, Region, Request};
 use crate::stats::Stats;
 use crate::{IntQueue, StrQueue};
@@ -490,44 +490,6 @@ impl AnyQueue {
             ("dead_items", s.dead_items),
         ]);
         v
-    }
-
-    /// What `dqs leases` prints: a header line, then one line per open or
-    /// waiting lease, oldest pop first.
-    pub fn lease_listing(&self) -> String {
-        let str_q = matches!(self, AnyQueue::Str(_));
-        let mut o = format!(
-            "{:<20} {:<9} {:>8} {:>8} {:>10} {:>10} {}\n",
-            "lease",
-            "state",
-            "pid",
-            "seq",
-            "age",
-            "left",
-            if str_q { "bytes     stored" } else { "value" }
-        );
-        for l in self.leases() {
-            let left = if l.left_ns == 0 {
-                "-".to_string()
-            } else {
-                format!("{:.3}s", l.left_ns as f64 / 1e9)
-            };
-            o.push_str(&format!(
-                "{:<20} {:<9} {:>8} {:>8} {:>10} {:>10} {}\n",
-                l.id,
-                state_name(l.state),
-                l.pid,
-                l.seq,
-                format!("{:.3}s", l.age_ns as f64 / 1e9),
-                left,
-                if str_q {
-                    format!("{:<9} {}", l.value, l.stored)
-                } else {
-                    l.value.to_string()
-                }
-            ));
-        }
-        o
     }
 }
 
