@@ -168,4 +168,22 @@ subtest 'Str: an item back while the queue is full is in the size' => sub {
     is_deeply([sort @got], [qw(a b c)], 'a drain loop on is_empty gets all three');
 };
 
+# An integer queue's returned items wait beside the ring: a full ring with
+# one of them holds one more item than the capacity. (A Str item that
+# finds the queue full waits for room; the subtest above drains that case.)
+subtest 'drain of a full ring with a released item takes all of them, in one call' => sub {
+    for my $class (@INT_CLASSES) {
+        my $q = $class->new(undef, 2);
+        my @v = (1, 2, 3);
+        $q->push($_) for @v[0, 1];
+        my ($v, $l) = $q->pop_lease;
+        $q->push($v[2]);
+        ok($q->is_full, "$class: full again");
+        ok($q->release($l), "$class: released beside the full ring");
+        is($q->size, 3, "$class: three items, one more than the capacity");
+        is_deeply([$q->drain], [@v], "$class: one drain takes the three, released first");
+        ok($q->is_empty, "$class: empty after it");
+    }
+};
+
 done_testing;

@@ -292,9 +292,18 @@ drain(self, max_sv = NULL)
     }
     q = dqs_self(aTHX_ self, ix, cv);
     /* At most one lap: what was queued at the call has been taken by then,
-     * and a producer as fast as this loop cannot grow the list forever. */
-    if (want > dqs_capacity(q))
-        want = dqs_capacity(q);
+     * and a producer as fast as this loop cannot grow the list forever.
+     * The items back from leases wait beside the slots, so a full ring
+     * with some of them holds more than the capacity: the lap is the size
+     * at the call when that is larger. */
+    {
+        UV lap = dqs_capacity(q);
+        UV now = dqs_size(q);
+        if (now > lap)
+            lap = now;
+        if (want > lap)
+            want = lap;
+    }
     while (want > 0) {
         size_t chunk = want < POP_CHUNK ? (size_t)want : POP_CHUNK;
         got = dqs_int_pop_multi(q, buf, chunk);

@@ -299,6 +299,8 @@ fn a_sleeping_pop_wakes_for_a_delay_made_after_it_slept() {
     });
 }
 
+// Needs a handle that compresses: the zstd feature.
+#[cfg(feature = "zstd")]
 #[test]
 fn str_delayed_and_dead_items_keep_compression() {
     let q = str_q(1, None);
