@@ -100,9 +100,11 @@ lease_opts(pTHX_ SV *sv, int ix, CV *cv)
     return o;
 }
 
-/* A lease timeout in seconds: absent or undef is none (-1). */
+/* A lease timeout in seconds: absent or undef is -1 (pop_lease: none;
+ * touch: the lease's own length); else a number >= 0 and at most `max`
+ * (pop_lease: any, infinity included; touch: finite). */
 static double
-lease_timeout_arg(pTHX_ SV *sv, int ix, CV *cv)
+lease_timeout_upto(pTHX_ SV *sv, int ix, CV *cv, NV max)
 {
     NV nv;
     if (!sv)
@@ -113,10 +115,17 @@ lease_timeout_arg(pTHX_ SV *sv, int ix, CV *cv)
     if (!NUMERIC_ARG(sv))
         croak("%s->%s: lease timeout '%" SVf "' is not a number", CLASS(ix), METHOD, SVfARG(sv));
     nv = SvNV_nomg(sv);
-    if (nv != nv || nv < 0)
+    if (nv != nv || nv < 0 || nv > max)
         croak("%s->%s: lease timeout %" NVgf " is not a number of seconds >= 0", CLASS(ix), METHOD,
               nv);
     return (double)nv;
+}
+
+/* pop_lease's lease timeout: absent or undef is none (-1). */
+static double
+lease_timeout_arg(pTHX_ SV *sv, int ix, CV *cv)
+{
+    return lease_timeout_upto(aTHX_ sv, ix, cv, NV_INF);
 }
 
 /* A delay in seconds (release, push_delayed): a finite number >= 0. */
@@ -140,19 +149,7 @@ delay_arg(pTHX_ SV *sv, int ix, CV *cv)
 static double
 touch_timeout_arg(pTHX_ SV *sv, int ix, CV *cv)
 {
-    NV nv;
-    if (!sv)
-        return -1.0;
-    SvGETMAGIC(sv);
-    if (!SvOK(sv))
-        return -1.0;
-    if (!NUMERIC_ARG(sv))
-        croak("%s->%s: lease timeout '%" SVf "' is not a number", CLASS(ix), METHOD, SVfARG(sv));
-    nv = SvNV_nomg(sv);
-    if (nv != nv || nv < 0 || nv > 1e15)
-        croak("%s->%s: lease timeout %" NVgf " is not a number of seconds >= 0", CLASS(ix),
-              METHOD, nv);
-    return (double)nv;
+    return lease_timeout_upto(aTHX_ sv, ix, cv, 1e15);
 }
 
 /* How many items kick and dead_drain move: absent or undef is all; else
